@@ -1,0 +1,241 @@
+"""Developer entry points for gpulab.dlstack; the same commands run on a laptop and in CI.
+
+`nox` runs lint, sanity, units and molecule. `nox -s demo` provisions a throwaway container
+and prints its verification report. See README.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).resolve().parent
+REQUIREMENTS = str(ROOT / "requirements-dev.txt")
+TESTBED = str(ROOT / "tests" / "testbed" / "testbed.py")
+CACHE = Path(os.environ.get("DLSTACK_TESTBED_CACHE", Path.home() / ".cache" / "gpulab-dlstack"))
+# CPU scenarios run by `nox`; the gpu scenario needs a GPU host (see README).
+MOLECULE_SCENARIOS = ["default"]
+PYTHON_DIRS = ["plugins", "tests", "noxfile.py"]
+
+nox.options.sessions = ["lint", "sanity", "units", "molecule"]
+nox.options.reuse_venv = "yes"
+nox.options.error_on_missing_interpreters = True
+
+
+def _install(session: nox.Session) -> None:
+    session.install("-r", REQUIREMENTS)
+
+
+def _testbed_env() -> dict[str, str]:
+    return {
+        "DLSTACK_TESTBED_CACHE": str(CACHE),
+        "ANSIBLE_COLLECTIONS_PATH": str(ROOT / "collections"),
+        "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
+        "PY_COLORS": "0",
+        "ANSIBLE_FORCE_COLOR": "0",
+    }
+
+
+def _tracked_files() -> list[str]:
+    out = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return [f for f in out.split("\0") if f and (ROOT / f).exists()]
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ansible-lint (production profile), yamllint, ruff and mypy."""
+    _install(session)
+    session.run("python", str(ROOT / "tests" / "docs" / "role_docs.py"), "--check")
+    session.run("yamllint", "--strict", ".")
+    session.run("ruff", "check", *PYTHON_DIRS)
+    session.run("ruff", "format", "--check", *PYTHON_DIRS)
+    session.run("mypy", "plugins/", "tests/testbed/", "noxfile.py")
+    session.run("ansible-lint", "--offline", "--profile", "production", env=_testbed_env())
+
+
+@nox.session
+def sanity(session: nox.Session) -> None:
+    """ansible-test sanity on a temporary ansible_collections/gpulab/dlstack copy."""
+    _install(session)
+    work = Path(tempfile.mkdtemp(prefix="dlstack-sanity-"))
+    dest = work / "ansible_collections" / "gpulab" / "dlstack"
+    for rel in _tracked_files():
+        if rel.startswith("collections/"):
+            continue
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / rel, target, follow_symlinks=False)
+    _seed_get_pip(session)
+    args = [
+        "ansible-test",
+        "sanity",
+        "--local",
+        "--python",
+        f"{sys.version_info.major}.{sys.version_info.minor}",
+        "--requirements",
+        "--color",
+        "no",
+    ]
+    try:
+        with session.chdir(dest):
+            session.run(*args, *session.posargs, env={"ANSIBLE_COLLECTIONS_PATH": str(work)})
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _seed_get_pip(session: nox.Session) -> None:
+    """ansible-test fetches a pip bootstrap script from a URL; stand in for it with ensurepip."""
+    source = session.run(
+        "python",
+        "-c",
+        "import ansible_test, pathlib; print(pathlib.Path(ansible_test.__file__).parent)",
+        silent=True,
+    )
+    assert isinstance(source, str)
+    text = (Path(source.strip()) / "_internal" / "python_requirements.py").read_text()
+    match = re.search(r"pip='([0-9.]+)'", text)
+    if not match:
+        session.error("cannot find the pip version ansible-test bootstraps; update _seed_get_pip in noxfile.py")
+    cache = Path.home() / ".ansible" / "test" / "cache" / f"get_pip_{match.group(1).replace('.', '_')}.py"
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(
+        "# Offline stand-in for get-pip.py, written by gpulab.dlstack's noxfile.\n"
+        "import subprocess, sys\n"
+        "args = [a for a in sys.argv[1:] if a not in ('--no-setuptools', '--no-wheel')]\n"
+        "subprocess.check_call([sys.executable, '-m', 'ensurepip', '--upgrade'])\n"
+        "subprocess.check_call([sys.executable, '-m', 'pip', 'install', *args])\n"
+    )
+
+
+@nox.session
+def units(session: nox.Session) -> None:
+    """pytest on tests/unit with coverage of plugins/."""
+    _install(session)
+    session.run("pytest", "tests/unit", "--cov=plugins", "--cov-report=term-missing:skip-covered", *session.posargs)
+
+
+@nox.session
+@nox.parametrize("scenario", MOLECULE_SCENARIOS)
+def molecule(session: nox.Session, scenario: str) -> None:
+    """One Molecule scenario in containers on the local test bed; prints the download-cache hits."""
+    _install(session)
+    env = _testbed_env()
+    session.run("python", TESTBED, "images", env=env)
+    snapshot = Path(session.create_tmp()) / f"cache-{scenario}.json"
+    session.run("python", TESTBED, "cache-snapshot", str(snapshot), env=env)
+    try:
+        session.run("molecule", "test", "-s", scenario, *session.posargs, env=env)
+    finally:
+        session.run("python", TESTBED, "cache-report", str(snapshot), env=env)
+
+
+def _docker(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["docker", *args], check=check, capture_output=True, text=True)
+
+
+def _start_container(name: str, distro: str) -> None:
+    _docker("rm", "-f", name, check=False)
+    _docker(
+        "run",
+        "-d",
+        "--name",
+        name,
+        "--hostname",
+        name,
+        "--network",
+        "host",
+        "--cap-add",
+        "SYS_ADMIN",
+        "--cgroupns=host",
+        "-v",
+        "/sys/fs/cgroup:/sys/fs/cgroup:rw",
+        "--tmpfs",
+        "/run",
+        "--tmpfs",
+        "/run/lock",
+        "--tmpfs",
+        "/tmp",
+        "-v",
+        f"{CACHE}/apt/{distro}/archives:/var/cache/apt/archives:rw",
+        "-v",
+        f"{CACHE}/apt/{distro}/lists:/var/lib/apt/lists:rw",
+        "-v",
+        f"{CACHE}/pip:/root/.cache/pip:rw",
+        f"dlstack-testbed/{distro}:latest",
+    )
+
+
+@nox.session
+def demo(session: nox.Session) -> None:
+    """The main job: provision a throwaway Debian 12 container with the default profile and print its report."""
+    _install(session)
+    env = _testbed_env()
+    session.run("python", TESTBED, "images", "debian12", env=env)
+    name = f"dlstack-demo-{os.getpid()}"
+    _start_container(name, "debian12")
+    try:
+        session.run(
+            "ansible-playbook",
+            "-i",
+            f"{name},",
+            "-c",
+            "community.docker.docker",
+            "provision.yml",
+            "-e",
+            f"verify_report_dir={ROOT / 'reports' / 'demo'}",
+            *session.posargs,
+            env=env,
+        )
+        report = ROOT / "reports" / "demo" / "fleet-report.md"
+        if report.exists():
+            session.log(f"verification report ({report}):\n{report.read_text()}")
+    finally:
+        _docker("rm", "-f", name, check=False)
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmarks that write figures (JSON under reports/bench/); nothing here is a pass/fail test."""
+    _install(session)
+    env = _testbed_env()
+    out = ROOT / "reports" / "bench"
+    out.mkdir(parents=True, exist_ok=True)
+    session.run("python", TESTBED, "images", "debian12", env=env)
+    name = f"dlstack-bench-{os.getpid()}"
+    figures: dict[str, object] = {
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "host_cpus": os.cpu_count(),
+    }
+    _start_container(name, "debian12")
+    try:
+        for label in ("provision_cold_s", "provision_rerun_s"):
+            started = time.monotonic()
+            session.run("ansible-playbook", "-i", f"{name},", "-c", "community.docker.docker", "provision.yml", env=env)
+            figures[label] = round(time.monotonic() - started, 1)
+    finally:
+        _docker("rm", "-f", name, check=False)
+    path = out / "provision.json"
+    path.write_text(json.dumps(figures, indent=2) + "\n")
+    session.log(f"wrote {path}: {figures}")
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Regenerate each role's README variable table from meta/argument_specs.yml."""
+    _install(session)
+    session.run("python", str(ROOT / "tests" / "docs" / "role_docs.py"), *session.posargs)

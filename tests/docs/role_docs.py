@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Generate the role variable tables from each role's meta/argument_specs.yml.
 
 Writes roles/<role>/README.md (whole file) and the block between the ROLE VARIABLES markers

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Container test bed for gpulab.dlstack: a Docker engine, Debian base images, download caches.
 
 Used by noxfile.py (molecule, demo and bench sessions) and by CI. Commands:

@@ -101,10 +101,10 @@ def ensure_engine() -> None:
     raise TestbedError(f"dockerd did not answer within 60 s; see {DOCKERD_LOG}")
 
 
-def host_debian_mirrors() -> tuple[str, str | None]:
+def host_debian_mirrors(apt_dir: Path = Path("/etc/apt")) -> tuple[str, str | None]:
     """The Debian archive and security URIs this host's apt is configured with."""
     texts = []
-    for path in [Path("/etc/apt/sources.list"), *sorted(Path("/etc/apt/sources.list.d").glob("*"))]:
+    for path in [apt_dir / "sources.list", *sorted((apt_dir / "sources.list.d").glob("*"))]:
         if path.is_file() and path.suffix in {"", ".list", ".sources"}:
             texts.append(path.read_text(errors="replace"))
     uris = re.findall(r"^\s*(?:URIs:\s*|deb\s+(?:\[[^\]]*\]\s+)?)(\S+)", "\n".join(texts), flags=re.MULTILINE)

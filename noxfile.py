@@ -6,6 +6,7 @@ and prints its verification report. See README.md.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -26,17 +27,32 @@ CACHE = Path(os.environ.get("DLSTACK_TESTBED_CACHE", Path.home() / ".cache" / "g
 MOLECULE_SCENARIOS = ["default"]
 PYTHON_DIRS = ["plugins", "tests", "noxfile.py"]
 
+# One virtual environment with the pinned tools, shared by every session (installing Ansible
+# once instead of once per session saves minutes in CI).
+TOOLS = ROOT / ".nox" / "_tools"
+
 nox.options.sessions = ["lint", "sanity", "units", "molecule"]
-nox.options.reuse_venv = "yes"
-nox.options.error_on_missing_interpreters = True
 
 
 def _install(session: nox.Session) -> None:
-    session.install("-r", REQUIREMENTS)
+    """Create or refresh the shared tools environment and put it first on PATH."""
+    digest = hashlib.sha256(Path(REQUIREMENTS).read_bytes()).hexdigest()
+    stamp = TOOLS / "requirements.sha256"
+    if not stamp.exists() or stamp.read_text() != digest:
+        session.run(sys.executable, "-m", "venv", "--clear", str(TOOLS))
+        session.run(str(TOOLS / "bin" / "python"), "-m", "pip", "install", "-q", "-r", REQUIREMENTS)
+        stamp.write_text(digest)
+    session.env["PATH"] = f"{TOOLS / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"
+    session.env["VIRTUAL_ENV"] = str(TOOLS)
+
+
+def _tool(name: str) -> str:
+    return str(TOOLS / "bin" / name)
 
 
 def _testbed_env() -> dict[str, str]:
     return {
+        "PATH": f"{TOOLS / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
         "DLSTACK_TESTBED_CACHE": str(CACHE),
         "ANSIBLE_COLLECTIONS_PATH": str(ROOT / "collections"),
         "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
@@ -56,19 +72,19 @@ def _tracked_files() -> list[str]:
     return [f for f in out.split("\0") if f and (ROOT / f).exists()]
 
 
-@nox.session
+@nox.session(venv_backend="none")
 def lint(session: nox.Session) -> None:
     """ansible-lint (production profile), yamllint, ruff and mypy."""
     _install(session)
-    session.run("python", str(ROOT / "tests" / "docs" / "role_docs.py"), "--check")
-    session.run("yamllint", "--strict", ".")
-    session.run("ruff", "check", *PYTHON_DIRS)
-    session.run("ruff", "format", "--check", *PYTHON_DIRS)
-    session.run("mypy", "plugins/", "tests/testbed/", "noxfile.py")
-    session.run("ansible-lint", "--offline", "--profile", "production", env=_testbed_env())
+    session.run(_tool("python"), str(ROOT / "tests" / "docs" / "role_docs.py"), "--check")
+    session.run(_tool("yamllint"), "--strict", ".")
+    session.run(_tool("ruff"), "check", *PYTHON_DIRS)
+    session.run(_tool("ruff"), "format", "--check", *PYTHON_DIRS)
+    session.run(_tool("mypy"), "plugins/", "tests/testbed/", "noxfile.py")
+    session.run(_tool("ansible-lint"), "--offline", "--profile", "production", env=_testbed_env())
 
 
-@nox.session
+@nox.session(venv_backend="none")
 def sanity(session: nox.Session) -> None:
     """ansible-test sanity on a temporary ansible_collections/gpulab/dlstack copy."""
     _install(session)
@@ -82,7 +98,7 @@ def sanity(session: nox.Session) -> None:
         shutil.copy2(ROOT / rel, target, follow_symlinks=False)
     _seed_get_pip(session)
     args = [
-        "ansible-test",
+        _tool("ansible-test"),
         "sanity",
         "--local",
         "--python",
@@ -101,7 +117,7 @@ def sanity(session: nox.Session) -> None:
 def _seed_get_pip(session: nox.Session) -> None:
     """ansible-test fetches a pip bootstrap script from a URL; stand in for it with ensurepip."""
     source = session.run(
-        "python",
+        _tool("python"),
         "-c",
         "import ansible_test, pathlib; print(pathlib.Path(ansible_test.__file__).parent)",
         silent=True,
@@ -109,8 +125,8 @@ def _seed_get_pip(session: nox.Session) -> None:
     assert isinstance(source, str)
     text = (Path(source.strip()) / "_internal" / "python_requirements.py").read_text()
     match = re.search(r"pip='([0-9.]+)'", text)
-    if not match:
-        session.error("cannot find the pip version ansible-test bootstraps; update _seed_get_pip in noxfile.py")
+    if match is None:
+        raise RuntimeError("cannot find the pip version ansible-test bootstraps; update _seed_get_pip in noxfile.py")
     cache = Path.home() / ".ansible" / "test" / "cache" / f"get_pip_{match.group(1).replace('.', '_')}.py"
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text(
@@ -122,26 +138,28 @@ def _seed_get_pip(session: nox.Session) -> None:
     )
 
 
-@nox.session
+@nox.session(venv_backend="none")
 def units(session: nox.Session) -> None:
     """pytest on tests/unit with coverage of plugins/."""
     _install(session)
-    session.run("pytest", "tests/unit", "--cov=plugins", "--cov-report=term-missing:skip-covered", *session.posargs)
+    session.run(
+        _tool("pytest"), "tests/unit", "--cov=plugins", "--cov-report=term-missing:skip-covered", *session.posargs
+    )
 
 
-@nox.session
+@nox.session(venv_backend="none")
 @nox.parametrize("scenario", MOLECULE_SCENARIOS)
 def molecule(session: nox.Session, scenario: str) -> None:
     """One Molecule scenario in containers on the local test bed; prints the download-cache hits."""
     _install(session)
     env = _testbed_env()
-    session.run("python", TESTBED, "images", env=env)
+    session.run(_tool("python"), TESTBED, "images", env=env)
     snapshot = Path(session.create_tmp()) / f"cache-{scenario}.json"
-    session.run("python", TESTBED, "cache-snapshot", str(snapshot), env=env)
+    session.run(_tool("python"), TESTBED, "cache-snapshot", str(snapshot), env=env)
     try:
-        session.run("molecule", "test", "-s", scenario, *session.posargs, env=env)
+        session.run(_tool("molecule"), "test", "-s", scenario, *session.posargs, env=env)
     finally:
-        session.run("python", TESTBED, "cache-report", str(snapshot), env=env)
+        session.run(_tool("python"), TESTBED, "cache-report", str(snapshot), env=env)
 
 
 def _docker(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -180,17 +198,17 @@ def _start_container(name: str, distro: str) -> None:
     )
 
 
-@nox.session
+@nox.session(venv_backend="none")
 def demo(session: nox.Session) -> None:
     """The main job: provision a throwaway Debian 12 container with the default profile and print its report."""
     _install(session)
     env = _testbed_env()
-    session.run("python", TESTBED, "images", "debian12", env=env)
+    session.run(_tool("python"), TESTBED, "images", "debian12", env=env)
     name = f"dlstack-demo-{os.getpid()}"
     _start_container(name, "debian12")
     try:
         session.run(
-            "ansible-playbook",
+            _tool("ansible-playbook"),
             "-i",
             f"{name},",
             "-c",
@@ -208,14 +226,14 @@ def demo(session: nox.Session) -> None:
         _docker("rm", "-f", name, check=False)
 
 
-@nox.session
+@nox.session(venv_backend="none")
 def bench(session: nox.Session) -> None:
     """Benchmarks that write figures (JSON under reports/bench/); nothing here is a pass/fail test."""
     _install(session)
     env = _testbed_env()
     out = ROOT / "reports" / "bench"
     out.mkdir(parents=True, exist_ok=True)
-    session.run("python", TESTBED, "images", "debian12", env=env)
+    session.run(_tool("python"), TESTBED, "images", "debian12", env=env)
     name = f"dlstack-bench-{os.getpid()}"
     figures: dict[str, object] = {
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -225,7 +243,9 @@ def bench(session: nox.Session) -> None:
     try:
         for label in ("provision_cold_s", "provision_rerun_s"):
             started = time.monotonic()
-            session.run("ansible-playbook", "-i", f"{name},", "-c", "community.docker.docker", "provision.yml", env=env)
+            session.run(
+                _tool("ansible-playbook"), "-i", f"{name},", "-c", "community.docker.docker", "provision.yml", env=env
+            )
             figures[label] = round(time.monotonic() - started, 1)
     finally:
         _docker("rm", "-f", name, check=False)
@@ -234,8 +254,8 @@ def bench(session: nox.Session) -> None:
     session.log(f"wrote {path}: {figures}")
 
 
-@nox.session
+@nox.session(venv_backend="none")
 def docs(session: nox.Session) -> None:
     """Regenerate each role's README variable table from meta/argument_specs.yml."""
     _install(session)
-    session.run("python", str(ROOT / "tests" / "docs" / "role_docs.py"), *session.posargs)
+    session.run(_tool("python"), str(ROOT / "tests" / "docs" / "role_docs.py"), *session.posargs)

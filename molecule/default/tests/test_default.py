@@ -36,6 +36,17 @@ def test_local_facts(host):
     assert fact["state_dir"] == "/var/lib/dlstack"
 
 
+def test_preflight_resolved_a_cpu_only_stack(host):
+    """No GPU in the container: preflight goes on with the CPU profile and the newest TensorFlow for the OS Python."""
+    fact = json.loads(host.file("/etc/ansible/facts.d/dlstack.fact").content_string)
+    stack = fact["stack"]
+    assert fact["gpu_present"] is False
+    assert stack["cuda"] is None
+    assert stack["tensorflow"] == "2.21"
+    assert stack["pip_requirements"][0] == "tensorflow-cpu==2.21.*"
+    assert stack["compute_capabilities"] == []
+
+
 def test_check_mode_changes_nothing_on_a_converged_host(host):
     """`ansible-playbook --check` against the converged host must report changed=0."""
     name = host.backend.get_hostname()

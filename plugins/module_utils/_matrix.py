@@ -1,0 +1,952 @@
+# Copyright: gpulab.dlstack contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The compatibility model of gpulab.dlstack as reviewed data.
+
+Every row carries the public source it was taken from. A value that could not be
+confirmed from a primary source keeps the marker ``[U]`` in its ``source`` string.
+Only tiny accessors live here; the reasoning over these rows is in ``_resolve.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+_SRC_ML_ENG = "stas00/ml-engineering compute/accelerator/README.md"
+_SRC_PCI_IDS = "pciutils pci.ids"
+
+# GPU models: spec peaks are dense (no sparsity) TFLOP/s, memory bandwidth in GB/s.
+# GeForce cards: bf16/fp16 hold the FP32-accumulate tensor rate.
+GPUS: List[Dict[str, Any]] = [
+    {
+        "name": "Tesla V100-SXM2-16GB",
+        "aliases": ["Tesla V100-SXM2-32GB", "V100 SXM2"],
+        "pci_device_ids": ["1db1", "1db5"],
+        "compute_capability": "7.0",
+        "peak_tflops": {"fp32": 15.7, "tf32": None, "bf16": None, "fp16": 125.0},
+        "mem_bw_gbs": 900.0,
+        "pcie_gen": 3,
+        "source": "NVIDIA V100 datasheet; " + _SRC_ML_ENG + "; " + _SRC_PCI_IDS,
+    },
+    {
+        "name": "Tesla V100-PCIE-16GB",
+        "aliases": ["Tesla V100-PCIE-32GB", "V100 PCIe"],
+        "pci_device_ids": ["1db4", "1db6"],
+        "compute_capability": "7.0",
+        "peak_tflops": {"fp32": 14.0, "tf32": None, "bf16": None, "fp16": 112.0},
+        "mem_bw_gbs": 900.0,
+        "pcie_gen": 3,
+        "source": "NVIDIA V100 datasheet; " + _SRC_ML_ENG + "; " + _SRC_PCI_IDS,
+    },
+    {
+        "name": "Tesla T4",
+        "aliases": ["NVIDIA T4", "T4"],
+        "pci_device_ids": ["1eb8"],
+        "compute_capability": "7.5",
+        "peak_tflops": {"fp32": 8.1, "tf32": None, "bf16": None, "fp16": 65.0},
+        "mem_bw_gbs": 320.0,
+        "pcie_gen": 3,
+        "source": "NVIDIA T4 datasheet; " + _SRC_ML_ENG + "; " + _SRC_PCI_IDS,
+    },
+    {
+        "name": "NVIDIA A10",
+        "aliases": ["A10"],
+        "pci_device_ids": ["2236"],
+        "compute_capability": "8.6",
+        "peak_tflops": {"fp32": 31.2, "tf32": 62.5, "bf16": 125.0, "fp16": 125.0},
+        "mem_bw_gbs": 600.0,
+        "pcie_gen": 4,
+        "source": "NVIDIA A10 datasheet; " + _SRC_ML_ENG + "; " + _SRC_PCI_IDS,
+    },
+    {
+        "name": "NVIDIA A100-SXM4-40GB",
+        "aliases": ["A100 SXM4 40GB"],
+        "pci_device_ids": ["20b0"],
+        "compute_capability": "8.0",
+        "peak_tflops": {"fp32": 19.5, "tf32": 156.0, "bf16": 312.0, "fp16": 312.0},
+        "mem_bw_gbs": 1555.0,
+        "pcie_gen": 4,
+        "source": "NVIDIA A100 datasheet; " + _SRC_ML_ENG + "; " + _SRC_PCI_IDS,
+    },
+    {
+        "name": "NVIDIA A100-PCIE-40GB",
+        "aliases": ["A100 PCIe 40GB"],
+        "pci_device_ids": ["20b1", "20f1"],
+        "compute_capability": "8.0",
+        "peak_tflops": {"fp32": 19.5, "tf32": 156.0, "bf16": 312.0, "fp16": 312.0},
+        "mem_bw_gbs": 1555.0,
+        "pcie_gen": 4,
+        "source": "NVIDIA A100 datasheet; " + _SRC_ML_ENG + "; " + _SRC_PCI_IDS,
+    },
+    {
+        "name": "NVIDIA A100-SXM4-80GB",
+        "aliases": ["A100 SXM4 80GB"],
+        "pci_device_ids": ["20b2"],
+        "compute_capability": "8.0",
+        "peak_tflops": {"fp32": 19.5, "tf32": 156.0, "bf16": 312.0, "fp16": 312.0},
+        "mem_bw_gbs": 2039.0,
+        "pcie_gen": 4,
+        "source": "NVIDIA A100 80GB datasheet; " + _SRC_ML_ENG + "; " + _SRC_PCI_IDS,
+    },
+    {
+        "name": "NVIDIA A100 80GB PCIe",
+        "aliases": ["NVIDIA A100-PCIE-80GB", "A100 PCIe 80GB"],
+        "pci_device_ids": ["20b5"],
+        "compute_capability": "8.0",
+        "peak_tflops": {"fp32": 19.5, "tf32": 156.0, "bf16": 312.0, "fp16": 312.0},
+        "mem_bw_gbs": 1935.0,
+        "pcie_gen": 4,
+        "source": "NVIDIA A100 80GB datasheet; " + _SRC_ML_ENG + "; " + _SRC_PCI_IDS,
+    },
+    {
+        "name": "NVIDIA L4",
+        "aliases": ["L4"],
+        "pci_device_ids": ["27b8"],
+        "compute_capability": "8.9",
+        "peak_tflops": {"fp32": 30.3, "tf32": 60.0, "bf16": 121.0, "fp16": 121.0},
+        "mem_bw_gbs": 300.0,
+        "pcie_gen": 4,
+        "source": "NVIDIA L4 datasheet; " + _SRC_ML_ENG + "; " + _SRC_PCI_IDS,
+    },
+    {
+        "name": "NVIDIA L40S",
+        "aliases": ["L40S"],
+        "pci_device_ids": ["26b9"],
+        "compute_capability": "8.9",
+        "peak_tflops": {"fp32": 91.6, "tf32": 183.0, "bf16": 362.0, "fp16": 362.0},
+        "mem_bw_gbs": 864.0,
+        "pcie_gen": 4,
+        "source": "NVIDIA L40S datasheet; " + _SRC_ML_ENG + "; " + _SRC_PCI_IDS,
+    },
+    {
+        "name": "NVIDIA H100 80GB HBM3",
+        "aliases": ["NVIDIA H100 SXM5 80GB", "H100 SXM"],
+        "pci_device_ids": ["2330"],
+        "compute_capability": "9.0",
+        "peak_tflops": {"fp32": 67.0, "tf32": 494.7, "bf16": 989.0, "fp16": 989.0},
+        "mem_bw_gbs": 3350.0,
+        "pcie_gen": 5,
+        "source": "NVIDIA H100 datasheet; " + _SRC_ML_ENG + "; " + _SRC_PCI_IDS,
+    },
+    {
+        "name": "NVIDIA H100 PCIe",
+        "aliases": ["H100 PCIe"],
+        "pci_device_ids": ["2331"],
+        "compute_capability": "9.0",
+        "peak_tflops": {"fp32": 51.0, "tf32": 378.0, "bf16": 756.0, "fp16": 756.0},
+        "mem_bw_gbs": 2000.0,
+        "pcie_gen": 5,
+        "source": "NVIDIA H100 datasheet; " + _SRC_ML_ENG + "; " + _SRC_PCI_IDS,
+    },
+    {
+        "name": "NVIDIA H200",
+        "aliases": ["NVIDIA H200 SXM", "H200 SXM", "H200"],
+        "pci_device_ids": ["2335"],
+        "compute_capability": "9.0",
+        "peak_tflops": {"fp32": 67.0, "tf32": 494.5, "bf16": 989.0, "fp16": 989.0},
+        "mem_bw_gbs": 4800.0,
+        "pcie_gen": 5,
+        "source": "NVIDIA H200 datasheet (SXM); " + _SRC_ML_ENG + "; " + _SRC_PCI_IDS,
+    },
+    {
+        "name": "NVIDIA H200 NVL",
+        "aliases": ["H200 NVL"],
+        "pci_device_ids": ["233b"],
+        "compute_capability": "9.0",
+        "peak_tflops": {"fp32": 60.0, "tf32": 417.5, "bf16": 835.5, "fp16": 835.5},
+        "mem_bw_gbs": 4800.0,
+        "pcie_gen": 5,
+        "source": "NVIDIA H200 datasheet (NVL column, sparse figures halved) [U]; " + _SRC_PCI_IDS,
+    },
+    {
+        "name": "NVIDIA B200",
+        "aliases": ["B200"],
+        "pci_device_ids": ["2901"],
+        "compute_capability": "10.0",
+        "peak_tflops": {"fp32": 75.0, "tf32": 1125.0, "bf16": 2250.0, "fp16": 2250.0},
+        "mem_bw_gbs": 8000.0,
+        "pcie_gen": 5,
+        "source": (
+            "NVIDIA HGX B200 datasheet (8-GPU figures / 8, sparse halved); fp32 [U] (75-80 quoted); "
+            "pcie_gen [U] (the B200 is Gen6-capable, HGX hosts link at Gen5); " + _SRC_ML_ENG + "; " + _SRC_PCI_IDS
+        ),
+    },
+    {
+        "name": "NVIDIA GeForce RTX 3090",
+        "aliases": ["GeForce RTX 3090", "RTX 3090"],
+        "pci_device_ids": ["2204"],
+        "compute_capability": "8.6",
+        "peak_tflops": {"fp32": 35.6, "tf32": 35.6, "bf16": 71.0, "fp16": 71.0},
+        "mem_bw_gbs": 936.0,
+        "pcie_gen": 4,
+        "source": "NVIDIA Ampere GA102 whitepaper (FP32-accumulate tensor rate); Lightning throughput.py; "
+        + _SRC_PCI_IDS,
+    },
+    {
+        "name": "NVIDIA GeForce RTX 4090",
+        "aliases": ["GeForce RTX 4090", "RTX 4090"],
+        "pci_device_ids": ["2684"],
+        "compute_capability": "8.9",
+        "peak_tflops": {"fp32": 82.6, "tf32": 82.6, "bf16": 165.2, "fp16": 165.2},
+        "mem_bw_gbs": 1008.0,
+        "pcie_gen": 4,
+        "source": "NVIDIA Ada Lovelace whitepaper (FP32-accumulate tensor rate); Lightning throughput.py; "
+        + _SRC_PCI_IDS,
+    },
+    {
+        "name": "NVIDIA RTX A6000",
+        "aliases": ["RTX A6000"],
+        "pci_device_ids": ["2230"],
+        "compute_capability": "8.6",
+        "peak_tflops": {"fp32": 38.7, "tf32": 77.4, "bf16": 154.8, "fp16": 154.8},
+        "mem_bw_gbs": 768.0,
+        "pcie_gen": 4,
+        "source": "NVIDIA RTX A6000 datasheet; Lightning throughput.py; " + _SRC_PCI_IDS,
+    },
+    {
+        "name": "NVIDIA GeForce RTX 5090",
+        "aliases": ["GeForce RTX 5090", "RTX 5090"],
+        "pci_device_ids": ["2b85"],
+        "compute_capability": "12.0",
+        "peak_tflops": {"fp32": 104.8, "tf32": 104.8, "bf16": 209.5, "fp16": 209.5},
+        "mem_bw_gbs": 1792.0,
+        "pcie_gen": 5,
+        "source": "NVIDIA RTX Blackwell GPU architecture whitepaper (FP32-accumulate tensor rate) [U]; "
+        + _SRC_PCI_IDS
+        + " [U]",
+    },
+]
+
+
+_SRC_TF_TESTED = "tensorflow/docs site/en/install/source.md (tested build configurations)"
+_SRC_SPACK_TF = "Spack py_tensorflow/package.py"
+_SRC_PYPI = "PyPI tensorflow {} metadata (Requires-Python, Requires-Dist)"
+_SRC_TRT = (
+    "TF-TRT: TensorRT 8 needs TF >= 2.7 (tensorflow#49150), TensorRT 9/10 unsupported (tensorflow#68360), "
+    "2.17 release notes: last release with TensorRT; ceiling 8.6 and default [U]"
+)
+_SRC_WHEEL_CC_2_17 = "TF 2.17 release notes: wheels drop CC 5.x, add 8.9 (sm_60,sm_70,sm_80,sm_89,compute_90)"
+_SRC_WHEEL_CC_OLD = "TF release .bazelrc TF_CUDA_COMPUTE_CAPABILITIES as used by public build scripts [U]"
+
+# Build eras of the TensorFlow source tree (see REFERENCE section 2).
+#   configure_gcc:   configure.py, local CUDA, nvcc with a GCC host compiler.
+#   configure_clang: configure.py, local CUDA, Clang compiles CUDA (TF_CUDA_CLANG=1).
+#   hermetic_cuda:   configure.py, Bazel fetches CUDA/cuDNN/NCCL redistributables (HERMETIC_*).
+ERAS: Dict[str, Dict[str, Any]] = {
+    "configure_gcc": {
+        "local_cuda": True,
+        "compiler_family": "gcc",
+        "source": "tensorflow configure.py (TF_CUDA_VERSION, TF_CUDA_PATHS, GCC_HOST_COMPILER_PATH)",
+    },
+    "configure_clang": {
+        "local_cuda": True,
+        "compiler_family": "clang",
+        "source": "tensorflow configure.py (TF_NEED_CLANG, TF_CUDA_CLANG, CLANG_CUDA_COMPILER_PATH); "
+        "Clang default for Linux GPU builds since mid-2023",
+    },
+    "hermetic_cuda": {
+        "local_cuda": False,
+        "compiler_family": "clang",
+        "source": "google-ml-infra/rules_ml_toolchain gpu/README.md (HERMETIC_CUDA_VERSION, LOCAL_CUDA_PATH)",
+    },
+}
+
+# How the GPU wheel gets CUDA: "system" = loads the host toolkit (libcudart.so.11.0),
+# "pinned" = the and-cuda extra pins exact nvidia-*-cu* wheels, "range" = and-cuda allows a range.
+TENSORFLOW: List[Dict[str, Any]] = [
+    {
+        "version": "2.6",
+        "python": ["3.6", "3.9"],
+        "compiler": {"family": "gcc", "version": "7.3.1"},
+        "bazel": "3.7.2",
+        "bazel_range": ["3.7.2", "3.99.0"],
+        "cuda": "11.2",
+        "cudnn": "8.1.0",
+        "numpy": ">=1.19.2,<1.20",
+        "era": "configure_gcc",
+        "wheel_target": "//tensorflow/tools/pip_package:build_pip_package",
+        "bazel_flags": [],
+        "wheel_cuda": "system",
+        "wheel_compute_capabilities": ["sm_35", "sm_50", "sm_60", "sm_70", "sm_75", "compute_80"],
+        "tensorrt": {"min": "7.0", "max": "7.2", "default": "7.2.3"},
+        "source": _SRC_TF_TESTED + "; numpy~=1.19.2 from PyPI 2.6.0; bazel_range configure.py [U]; " + _SRC_TRT,
+    },
+    {
+        "version": "2.7",
+        "python": ["3.7", "3.9"],
+        "compiler": {"family": "gcc", "version": "7.3.1"},
+        "bazel": "3.7.2",
+        "bazel_range": ["3.7.2", "3.99.0"],
+        "cuda": "11.2",
+        "cudnn": "8.1.0",
+        "numpy": ">=1.14.5,<2",
+        "era": "configure_gcc",
+        "wheel_target": "//tensorflow/tools/pip_package:build_pip_package",
+        "bazel_flags": [],
+        "wheel_cuda": "system",
+        "wheel_compute_capabilities": ["sm_35", "sm_50", "sm_60", "sm_70", "sm_75", "compute_80"],
+        "tensorrt": {"min": "7.0", "max": "8.6", "default": "8.6.1"},
+        "source": _SRC_TF_TESTED + "; " + _SRC_SPACK_TF + "; bazel_range configure.py [U]; " + _SRC_TRT,
+    },
+    {
+        "version": "2.8",
+        "python": ["3.7", "3.10"],
+        "compiler": {"family": "gcc", "version": "7.3.1"},
+        "bazel": "4.2.1",
+        "bazel_range": ["4.2.1", "4.99.0"],
+        "cuda": "11.2",
+        "cudnn": "8.1.0",
+        "numpy": ">=1.20,<2",
+        "era": "configure_gcc",
+        "wheel_target": "//tensorflow/tools/pip_package:build_pip_package",
+        "bazel_flags": [],
+        "wheel_cuda": "system",
+        "wheel_compute_capabilities": ["sm_35", "sm_50", "sm_60", "sm_70", "sm_75", "compute_80"],
+        "tensorrt": {"min": "7.0", "max": "8.6", "default": "8.6.1"},
+        "source": _SRC_TF_TESTED + "; " + _SRC_SPACK_TF + "; bazel_range configure.py [U]; " + _SRC_TRT,
+    },
+    {
+        "version": "2.9",
+        "python": ["3.7", "3.10"],
+        "compiler": {"family": "gcc", "version": "9.3.1"},
+        "bazel": "5.0.0",
+        "bazel_range": ["4.2.2", "5.99.0"],
+        "cuda": "11.2",
+        "cudnn": "8.1.0",
+        "numpy": ">=1.20,<2",
+        "era": "configure_gcc",
+        "wheel_target": "//tensorflow/tools/pip_package:build_pip_package",
+        "bazel_flags": [],
+        "wheel_cuda": "system",
+        "wheel_compute_capabilities": ["sm_35", "sm_50", "sm_60", "sm_70", "sm_75", "compute_80"],
+        "tensorrt": {"min": "7.0", "max": "8.6", "default": "8.6.1"},
+        "source": _SRC_TF_TESTED + "; " + _SRC_SPACK_TF + "; configure.py _TF_MIN/_TF_MAX_BAZEL_VERSION; " + _SRC_TRT,
+    },
+    {
+        "version": "2.10",
+        "python": ["3.7", "3.10"],
+        "compiler": {"family": "gcc", "version": "9.3.1"},
+        "bazel": "5.1.1",
+        "bazel_range": None,
+        "cuda": "11.2",
+        "cudnn": "8.1.0",
+        "numpy": ">=1.20,<2",
+        "era": "configure_gcc",
+        "wheel_target": "//tensorflow/tools/pip_package:build_pip_package",
+        "bazel_flags": [],
+        "wheel_cuda": "system",
+        "wheel_compute_capabilities": ["sm_35", "sm_50", "sm_60", "sm_70", "sm_75", "compute_80"],
+        "tensorrt": {"min": "7.0", "max": "8.6", "default": "8.6.1"},
+        "source": _SRC_TF_TESTED + "; " + _SRC_SPACK_TF + "; " + _SRC_TRT,
+    },
+    {
+        "version": "2.11",
+        "python": ["3.7", "3.10"],
+        "compiler": {"family": "gcc", "version": "9.3.1"},
+        "bazel": "5.3.0",
+        "bazel_range": None,
+        "cuda": "11.2",
+        "cudnn": "8.1.0",
+        "numpy": ">=1.20,<2",
+        "era": "configure_gcc",
+        "wheel_target": "//tensorflow/tools/pip_package:build_pip_package",
+        "bazel_flags": [],
+        "wheel_cuda": "system",
+        "wheel_compute_capabilities": ["sm_35", "sm_50", "sm_60", "sm_70", "sm_75", "compute_80"],
+        "tensorrt": {"min": "7.0", "max": "8.6", "default": "8.6.1"},
+        "source": _SRC_TF_TESTED + "; " + _SRC_SPACK_TF + "; " + _SRC_TRT,
+    },
+    {
+        "version": "2.12",
+        "python": ["3.8", "3.11"],
+        "compiler": {"family": "gcc", "version": "9.3.1"},
+        "bazel": "5.3.0",
+        "bazel_range": None,
+        "cuda": "11.8",
+        "cudnn": "8.6.0",
+        "numpy": ">=1.22,<1.24",
+        "era": "configure_gcc",
+        "wheel_target": "//tensorflow/tools/pip_package:build_pip_package",
+        "bazel_flags": [],
+        "wheel_cuda": "system",
+        "wheel_compute_capabilities": ["sm_35", "sm_50", "sm_60", "sm_70", "sm_75", "compute_80"],
+        "tensorrt": {"min": "7.0", "max": "8.6", "default": "8.6.1"},
+        "source": _SRC_TF_TESTED + "; " + _SRC_SPACK_TF + "; " + _SRC_WHEEL_CC_OLD + "; " + _SRC_TRT,
+    },
+    {
+        "version": "2.13",
+        "python": ["3.8", "3.11"],
+        "compiler": {"family": "clang", "version": "16.0.0"},
+        "bazel": "5.3.0",
+        "bazel_range": None,
+        "cuda": "11.8",
+        "cudnn": "8.6.0",
+        "numpy": ">=1.22,<=1.24.3",
+        "era": "configure_clang",
+        "wheel_target": "//tensorflow/tools/pip_package:build_pip_package",
+        "bazel_flags": [],
+        "wheel_cuda": "system",
+        "wheel_compute_capabilities": ["sm_35", "sm_50", "sm_60", "sm_70", "sm_75", "compute_80"],
+        "tensorrt": {"min": "7.0", "max": "8.6", "default": "8.6.1"},
+        "source": _SRC_TF_TESTED + "; " + _SRC_SPACK_TF + "; " + _SRC_WHEEL_CC_OLD + "; " + _SRC_TRT,
+    },
+    {
+        "version": "2.14",
+        "python": ["3.9", "3.11"],
+        "compiler": {"family": "clang", "version": "16.0.0"},
+        "bazel": "6.1.0",
+        "bazel_range": None,
+        "cuda": "11.8",
+        "cudnn": "8.7.0",
+        "numpy": ">=1.23.5,<2",
+        "era": "configure_clang",
+        "wheel_target": "//tensorflow/tools/pip_package:build_pip_package",
+        "bazel_flags": [],
+        "wheel_cuda": "pinned",
+        "wheel_compute_capabilities": ["sm_35", "sm_50", "sm_60", "sm_70", "sm_75", "compute_80"],
+        "tensorrt": {"min": "8.0", "max": "8.6", "default": "8.5.3"},
+        "source": _SRC_TF_TESTED
+        + "; "
+        + _SRC_PYPI.format("2.14.0")
+        + " (nvidia-cudnn-cu11==8.7.0.84, tensorrt==8.5.3.1); "
+        + _SRC_WHEEL_CC_OLD,
+    },
+    {
+        "version": "2.15",
+        "python": ["3.9", "3.11"],
+        "compiler": {"family": "clang", "version": "16.0.0"},
+        "bazel": "6.1.0",
+        "bazel_range": None,
+        "cuda": "12.2",
+        "cudnn": "8.9.4",
+        "numpy": ">=1.23.5,<2",
+        "era": "configure_clang",
+        "wheel_target": "//tensorflow/tools/pip_package:build_pip_package",
+        "bazel_flags": [],
+        "wheel_cuda": "pinned",
+        "wheel_compute_capabilities": ["sm_50", "sm_60", "sm_70", "sm_80", "compute_90"],
+        "tensorrt": {"min": "8.0", "max": "8.6", "default": "8.6.1"},
+        "source": _SRC_TF_TESTED
+        + "; "
+        + _SRC_PYPI.format("2.15.0")
+        + " (nvidia-cudnn-cu12==8.9.4.25, tensorrt==8.6.1); "
+        + _SRC_WHEEL_CC_OLD,
+    },
+    {
+        "version": "2.16",
+        "python": ["3.9", "3.12"],
+        "compiler": {"family": "clang", "version": "17.0.6"},
+        "bazel": "6.5.0",
+        "bazel_range": None,
+        "cuda": "12.3",
+        "cudnn": "8.9.7",
+        "numpy": ">=1.23.5,<2",
+        "numpy_by_python": {"3.12": ">=1.26.0,<2"},
+        "era": "configure_clang",
+        "wheel_target": "//tensorflow/tools/pip_package:build_pip_package",
+        "bazel_flags": [],
+        "wheel_cuda": "pinned",
+        "wheel_compute_capabilities": ["sm_50", "sm_60", "sm_70", "sm_80", "compute_90"],
+        "tensorrt": {"min": "8.0", "max": "8.6", "default": "8.6.1"},
+        "source": _SRC_TF_TESTED
+        + "; "
+        + _SRC_PYPI.format("2.16.1")
+        + " (nvidia-cudnn-cu12==8.9.7.29); v2 target //tensorflow/tools/pip_package/v2:wheel also exists; "
+        + _SRC_WHEEL_CC_OLD
+        + "; "
+        + _SRC_TRT,
+    },
+    {
+        "version": "2.17",
+        "python": ["3.9", "3.12"],
+        "compiler": {"family": "clang", "version": "17.0.6"},
+        "bazel": "6.5.0",
+        "bazel_range": None,
+        "cuda": "12.3",
+        "cudnn": "8.9.7",
+        "numpy": ">=1.23.5,<2",
+        "numpy_by_python": {"3.12": ">=1.26.0,<2"},
+        "era": "configure_clang",
+        "wheel_target": "//tensorflow/tools/pip_package:wheel",
+        "bazel_flags": ["--repo_env=WHEEL_NAME={wheel_name}"],
+        "wheel_cuda": "pinned",
+        "wheel_compute_capabilities": ["sm_60", "sm_70", "sm_80", "sm_89", "compute_90"],
+        "tensorrt": {"min": "8.0", "max": "8.6", "default": "8.6.1"},
+        "source": _SRC_TF_TESTED
+        + "; "
+        + _SRC_PYPI.format("2.17.0")
+        + " (nvidia-cudnn-cu12==8.9.7.29); "
+        + _SRC_WHEEL_CC_2_17
+        + "; "
+        + _SRC_TRT,
+    },
+    {
+        "version": "2.18",
+        "python": ["3.9", "3.12"],
+        "compiler": {"family": "clang", "version": "17.0.6"},
+        "bazel": "6.5.0",
+        "bazel_range": None,
+        "cuda": "12.5",
+        "cudnn": "9.3.0",
+        "numpy": ">=1.26.0,<2.1.0",
+        "era": "hermetic_cuda",
+        "wheel_target": "//tensorflow/tools/pip_package:wheel",
+        "bazel_flags": ["--repo_env=WHEEL_NAME={wheel_name}", "--config=cuda_wheel"],
+        "wheel_cuda": "pinned",
+        "wheel_compute_capabilities": ["sm_60", "sm_70", "sm_80", "sm_89", "compute_90"],
+        "tensorrt": None,
+        "source": _SRC_TF_TESTED
+        + "; "
+        + _SRC_PYPI.format("2.18.0")
+        + " (nvidia-cuda-runtime-cu12==12.5.82, nvidia-cudnn-cu12==9.3.0.75); "
+        + "2.18 release notes: TensorRT support is disabled in CUDA builds; first release built against NumPy 2.0",
+    },
+    {
+        "version": "2.19",
+        "python": ["3.9", "3.12"],
+        "compiler": {"family": "clang", "version": "18.1.8"},
+        "bazel": "6.5.0",
+        "bazel_range": None,
+        "cuda": "12.5",
+        "cudnn": "9.3.0",
+        "numpy": ">=1.26.0,<2.2.0",
+        "era": "hermetic_cuda",
+        "wheel_target": "//tensorflow/tools/pip_package:wheel",
+        "bazel_flags": ["--repo_env=WHEEL_NAME={wheel_name}", "--config=cuda_wheel"],
+        "wheel_cuda": "pinned",
+        "wheel_compute_capabilities": ["sm_60", "sm_70", "sm_80", "sm_89", "compute_90"],
+        "tensorrt": None,
+        "source": _SRC_TF_TESTED + "; " + _SRC_PYPI.format("2.19.0") + " (numpy<2.2.0,>=1.26.0)",
+    },
+    {
+        "version": "2.20",
+        "python": ["3.9", "3.13"],
+        "compiler": {"family": "clang", "version": "18.1.8"},
+        "bazel": "7.4.1",
+        "bazel_range": None,
+        "cuda": "12.5",
+        "cudnn": "9.3.0",
+        "numpy": ">=1.26.0",
+        "era": "hermetic_cuda",
+        "wheel_target": "//tensorflow/tools/pip_package:wheel",
+        "bazel_flags": ["--repo_env=WHEEL_NAME={wheel_name}", "--config=cuda_wheel", "--repo_env=USE_PYWRAP_RULES=1"],
+        "wheel_cuda": "range",
+        "wheel_compute_capabilities": ["sm_60", "sm_70", "sm_80", "sm_89", "compute_90"],
+        "tensorrt": None,
+        "source": _SRC_TF_TESTED
+        + "; "
+        + _SRC_PYPI.format("2.20.0")
+        + " (nvidia-*-cu12<13.0,>=12.5.82, nvidia-cudnn-cu12<10.0,>=9.3.0.75); USE_PYWRAP_RULES [U]",
+    },
+    {
+        "version": "2.21",
+        "python": ["3.10", "3.13"],
+        "compiler": {"family": "clang", "version": "18.1.8"},
+        "bazel": "7.4.1",
+        "bazel_range": None,
+        "cuda": "12.5",
+        "cudnn": "9.3.0",
+        "numpy": ">=1.26.0",
+        "era": "hermetic_cuda",
+        "wheel_target": "//tensorflow/tools/pip_package:wheel",
+        "bazel_flags": ["--repo_env=WHEEL_NAME={wheel_name}", "--config=cuda_wheel", "--repo_env=USE_PYWRAP_RULES=1"],
+        "wheel_cuda": "range",
+        "wheel_compute_capabilities": ["sm_60", "sm_70", "sm_80", "sm_89", "compute_90"],
+        "tensorrt": None,
+        "source": _SRC_TF_TESTED
+        + "; "
+        + _SRC_PYPI.format("2.21.0")
+        + " (Requires-Python >=3.10, numpy>=1.26.0, nvidia-*-cu12<13.0); USE_PYWRAP_RULES [U]",
+    },
+]
+
+_SRC_CUDA_NOTES = "NVIDIA CUDA Toolkit release notes, Table 3 (toolkit driver version, Linux)"
+_SRC_CUDA_ARCH = "NVIDIA CUDA release notes / nvcc --list-gpu-arch"
+
+# CUDA toolkits: driver floor without and with minor-version compatibility, the range of
+# real architectures nvcc can target, the newest GCC nvcc accepts as host compiler, and the
+# last update release (full version, used for hermetic builds).
+CUDA: List[Dict[str, Any]] = [
+    {
+        "version": "11.0",
+        "full": "11.0.3",
+        "driver_min": "450.51.06",
+        "driver_min_compat": "450.51.06",
+        "min_sm": "3.5",
+        "max_sm": "8.0",
+        "gcc_max": "9",
+        "source": _SRC_CUDA_NOTES + " [U]; " + _SRC_CUDA_ARCH + " (11.0 adds sm_80, drops sm_30)",
+    },
+    {
+        "version": "11.1",
+        "full": "11.1.1",
+        "driver_min": "455.32.00",
+        "driver_min_compat": "450.80.02",
+        "min_sm": "3.5",
+        "max_sm": "8.6",
+        "gcc_max": "10",
+        "source": _SRC_CUDA_NOTES + " [U]; " + _SRC_CUDA_ARCH + " (11.1 adds sm_86, tensorflow#45590)",
+    },
+    {
+        "version": "11.2",
+        "full": "11.2.2",
+        "driver_min": "460.27.03",
+        "driver_min_compat": "450.80.02",
+        "min_sm": "3.5",
+        "max_sm": "8.6",
+        "gcc_max": "10",
+        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH,
+    },
+    {
+        "version": "11.3",
+        "full": "11.3.1",
+        "driver_min": "465.19.01",
+        "driver_min_compat": "450.80.02",
+        "min_sm": "3.5",
+        "max_sm": "8.6",
+        "gcc_max": "10",
+        "source": _SRC_CUDA_NOTES + " [U]; " + _SRC_CUDA_ARCH,
+    },
+    {
+        "version": "11.4",
+        "full": "11.4.4",
+        "driver_min": "470.42.01",
+        "driver_min_compat": "450.80.02",
+        "min_sm": "3.5",
+        "max_sm": "8.7",
+        "gcc_max": "11",
+        "source": _SRC_CUDA_NOTES + " [U]; " + _SRC_CUDA_ARCH + " (sm_87 Orin)",
+    },
+    {
+        "version": "11.5",
+        "full": "11.5.2",
+        "driver_min": "495.29.05",
+        "driver_min_compat": "450.80.02",
+        "min_sm": "3.5",
+        "max_sm": "8.7",
+        "gcc_max": "11",
+        "source": _SRC_CUDA_NOTES + " [U]; " + _SRC_CUDA_ARCH,
+    },
+    {
+        "version": "11.6",
+        "full": "11.6.2",
+        "driver_min": "510.39.01",
+        "driver_min_compat": "450.80.02",
+        "min_sm": "3.5",
+        "max_sm": "8.7",
+        "gcc_max": "11",
+        "source": _SRC_CUDA_NOTES + " [U]; " + _SRC_CUDA_ARCH,
+    },
+    {
+        "version": "11.7",
+        "full": "11.7.1",
+        "driver_min": "515.43.04",
+        "driver_min_compat": "450.80.02",
+        "min_sm": "3.5",
+        "max_sm": "8.7",
+        "gcc_max": "11",
+        "source": _SRC_CUDA_NOTES + " [U]; " + _SRC_CUDA_ARCH,
+    },
+    {
+        "version": "11.8",
+        "full": "11.8.0",
+        "driver_min": "520.61.05",
+        "driver_min_compat": "450.80.02",
+        "min_sm": "3.5",
+        "max_sm": "9.0",
+        "gcc_max": "11",
+        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH + " (11.8 adds sm_89 and sm_90)",
+    },
+    {
+        "version": "12.0",
+        "full": "12.0.1",
+        "driver_min": "525.60.13",
+        "driver_min_compat": "525.60.13",
+        "min_sm": "5.0",
+        "max_sm": "9.0",
+        "gcc_max": "12",
+        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH + " (12.0 drops sm_35/sm_37)",
+    },
+    {
+        "version": "12.1",
+        "full": "12.1.1",
+        "driver_min": "530.30.02",
+        "driver_min_compat": "525.60.13",
+        "min_sm": "5.0",
+        "max_sm": "9.0",
+        "gcc_max": "12",
+        "source": _SRC_CUDA_NOTES + " [U]; " + _SRC_CUDA_ARCH,
+    },
+    {
+        "version": "12.2",
+        "full": "12.2.2",
+        "driver_min": "535.54.03",
+        "driver_min_compat": "525.60.13",
+        "min_sm": "5.0",
+        "max_sm": "9.0",
+        "gcc_max": "12",
+        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH,
+    },
+    {
+        "version": "12.3",
+        "full": "12.3.2",
+        "driver_min": "545.23.06",
+        "driver_min_compat": "525.60.13",
+        "min_sm": "5.0",
+        "max_sm": "9.0",
+        "gcc_max": "12",
+        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH,
+    },
+    {
+        "version": "12.4",
+        "full": "12.4.1",
+        "driver_min": "550.54.14",
+        "driver_min_compat": "525.60.13",
+        "min_sm": "5.0",
+        "max_sm": "9.0",
+        "gcc_max": "13",
+        "source": _SRC_CUDA_NOTES + " [U]; " + _SRC_CUDA_ARCH,
+    },
+    {
+        "version": "12.5",
+        "full": "12.5.1",
+        "driver_min": "555.42.02",
+        "driver_min_compat": "525.60.13",
+        "min_sm": "5.0",
+        "max_sm": "9.0",
+        "gcc_max": "13",
+        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH + " (hermetic 12.5 cannot target sm_120, tensorflow#88029)",
+    },
+    {
+        "version": "12.6",
+        "full": "12.6.3",
+        "driver_min": "560.28.03",
+        "driver_min_compat": "525.60.13",
+        "min_sm": "5.0",
+        "max_sm": "9.0",
+        "gcc_max": "13",
+        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH,
+    },
+    {
+        "version": "12.8",
+        "full": "12.8.1",
+        "driver_min": "570.26",
+        "driver_min_compat": "525.60.13",
+        "min_sm": "5.0",
+        "max_sm": "12.0",
+        "gcc_max": "14",
+        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH + " (12.8 adds Blackwell sm_100/sm_120)",
+    },
+    {
+        "version": "12.9",
+        "full": "12.9.1",
+        "driver_min": "575.51.03",
+        "driver_min_compat": "525.60.13",
+        "min_sm": "5.0",
+        "max_sm": "12.1",
+        "gcc_max": "14",
+        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH + " (12.9 adds sm_103/sm_121) [U]",
+    },
+    {
+        "version": "13.0",
+        "full": "13.0.2",
+        "driver_min": "580.65.06",
+        "driver_min_compat": "580.65.06",
+        "min_sm": "7.5",
+        "max_sm": "12.1",
+        "gcc_max": "15",
+        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH + " (13.0 drops sm_50-sm_72); full and gcc_max [U]",
+    },
+    {
+        "version": "13.1",
+        "full": "13.1.0",
+        "driver_min": "590.44.01",
+        "driver_min_compat": "580.65.06",
+        "min_sm": "7.5",
+        "max_sm": "12.1",
+        "gcc_max": "15",
+        "source": _SRC_CUDA_NOTES + " [U]; " + _SRC_CUDA_ARCH + " [U]",
+    },
+]
+
+_SRC_CUDNN = "NVIDIA cuDNN support matrix / release notes"
+
+# cuDNN releases the matrix uses, with the CUDA range each build supports.
+CUDNN: List[Dict[str, Any]] = [
+    {"version": "8.1.0", "cuda_min": "11.0", "cuda_max": "11.2", "source": _SRC_CUDNN + " (8.1.0.77) [U]"},
+    {"version": "8.6.0", "cuda_min": "11.0", "cuda_max": "11.8", "source": _SRC_CUDNN + " (8.6.0.163) [U]"},
+    {
+        "version": "8.7.0",
+        "cuda_min": "11.0",
+        "cuda_max": "11.8",
+        "source": _SRC_CUDNN + "; PyPI nvidia-cudnn-cu11 8.7.0.84",
+    },
+    {
+        "version": "8.9.4",
+        "cuda_min": "11.0",
+        "cuda_max": "12.2",
+        "source": _SRC_CUDNN + "; PyPI nvidia-cudnn-cu12 8.9.4.25",
+    },
+    {
+        "version": "8.9.7",
+        "cuda_min": "11.0",
+        "cuda_max": "12.3",
+        "source": _SRC_CUDNN + "; PyPI nvidia-cudnn-cu12 8.9.7.29",
+    },
+    {
+        "version": "9.3.0",
+        "cuda_min": "11.8",
+        "cuda_max": "12.6",
+        "source": _SRC_CUDNN + "; PyPI nvidia-cudnn-cu12 9.3.0.75",
+    },
+    {"version": "9.8.0", "cuda_min": "11.8", "cuda_max": "12.8", "source": _SRC_CUDNN + " [U]"},
+    {"version": "9.10.2", "cuda_min": "11.8", "cuda_max": "12.9", "source": _SRC_CUDNN + " [U]"},
+    {"version": "9.13.0", "cuda_min": "12.0", "cuda_max": "13.0", "source": _SRC_CUDNN + " [U]"},
+]
+
+# Compiler/TensorFlow combinations known to fail. Bounds are inclusive; None = open.
+COMPILER_CONFLICTS: List[Dict[str, Any]] = [
+    {
+        "family": "gcc",
+        "compiler_min": "13",
+        "compiler_max": None,
+        "tf_min": None,
+        "tf_max": "2.14",
+        "source": _SRC_SPACK_TF + " (conflicts: %gcc@13: when @:2.14)",
+    },
+    {
+        "family": "gcc",
+        "compiler_min": None,
+        "compiler_max": "11",
+        "tf_min": "2.17",
+        "tf_max": None,
+        "source": _SRC_SPACK_TF + " (conflicts: %gcc@:11 when @2.17:)",
+    },
+    {
+        "family": "gcc",
+        "compiler_min": None,
+        "compiler_max": "9.3.0",
+        "tf_min": "2.9",
+        "tf_max": None,
+        "source": _SRC_SPACK_TF + " (conflicts: %gcc@:9.3.0 when @2.9:)",
+    },
+    {
+        "family": "clang",
+        "compiler_min": None,
+        "compiler_max": "15",
+        "tf_min": "2.18",
+        "tf_max": None,
+        "source": _SRC_SPACK_TF + "; tensorflow#76908",
+    },
+    {
+        "family": "clang",
+        "compiler_min": "17",
+        "compiler_max": None,
+        "tf_min": None,
+        "tf_max": "2.14",
+        "source": _SRC_SPACK_TF + "; tensorflow#62416",
+    },
+]
+
+# Target operating systems: default Python and the compiler majors in the distribution's own archive.
+OPERATING_SYSTEMS: List[Dict[str, Any]] = [
+    {
+        "id": "debian12",
+        "python": "3.11",
+        "gcc": ["11", "12"],
+        "clang": ["13", "14", "15", "16"],
+        "source": "Debian bookworm packages (python3 3.11, gcc-12 default, clang-14 default) [U: gcc-11, clang-16]",
+    },
+    {
+        "id": "debian13",
+        "python": "3.13",
+        "gcc": ["12", "13", "14"],
+        "clang": ["17", "18", "19"],
+        "source": "Debian trixie packages (python3 3.13, gcc-14 default, clang-19 default) [U: older majors]",
+    },
+    {
+        "id": "ubuntu2204",
+        "python": "3.10",
+        "gcc": ["9", "10", "11", "12"],
+        "clang": ["11", "12", "13", "14", "15"],
+        "source": "Ubuntu jammy packages (python3 3.10, gcc-11 default, clang-14 default)",
+    },
+    {
+        "id": "ubuntu2404",
+        "python": "3.12",
+        "gcc": ["9", "10", "11", "12", "13", "14"],
+        "clang": ["14", "15", "16", "17", "18"],
+        "source": "Ubuntu noble packages (python3 3.12, gcc-13 default, clang-18 default)",
+    },
+    {
+        "id": "rhel9",
+        "python": "3.9",
+        "gcc": ["11", "12", "13", "14"],
+        "clang": ["19"],
+        "source": "RHEL 9 AppStream (python3 3.9, gcc 11, gcc-toolset-12..14, rolling llvm-toolset) [U: clang major]",
+    },
+]
+
+
+# Footprints used by preflight's disk and memory checks (GB).
+RESOURCES: Dict[str, Any] = {
+    "wheel_gpu_gb": 8,
+    "wheel_cpu_gb": 2,
+    "cuda_toolkit_gb": 6,
+    "source_build_gb": 60,
+    "ram_gb_per_bazel_job": 2,
+    "source": "TF install docs (--local_ram_resources=2048 on small machines; OOM tensorflow#35051); "
+    "wheel sizes from the Python index (tensorflow + nvidia-*-cu12 about 6 GB installed); build tree size [U]",
+}
+
+
+def tensorflow_row(version: str, rows: Optional[List[Dict[str, Any]]] = None) -> Optional[Dict[str, Any]]:
+    """Return the TensorFlow row for an exact version key, or None."""
+    return _by_key(TENSORFLOW if rows is None else rows, "version", version)
+
+
+def cuda_row(version: str, rows: Optional[List[Dict[str, Any]]] = None) -> Optional[Dict[str, Any]]:
+    """Return the CUDA row for a major.minor version, or None."""
+    return _by_key(CUDA if rows is None else rows, "version", version)
+
+
+def os_row(os_id: str, rows: Optional[List[Dict[str, Any]]] = None) -> Optional[Dict[str, Any]]:
+    """Return the operating-system row for an id such as debian12, or None."""
+    return _by_key(OPERATING_SYSTEMS if rows is None else rows, "id", os_id)
+
+
+def _by_key(rows: List[Dict[str, Any]], key: str, value: str) -> Optional[Dict[str, Any]]:
+    for row in rows:
+        if row.get(key) == value:
+            return row
+    return None
+
+
+def _norm_pci_id(value: str) -> str:
+    text = str(value).strip().lower()
+    if text.startswith("0x"):
+        text = text[2:]
+    text = text.replace(":", "")
+    if len(text) == 8 and text.startswith("10de"):
+        text = text[4:]
+    return text
+
+
+def find_gpu(
+    pci_device_id: Optional[str] = None,
+    name: Optional[str] = None,
+    gpus: Optional[List[Dict[str, Any]]] = None,
+) -> Optional[Dict[str, Any]]:
+    """Return the GPU row matching a PCI device id or a name/alias (case-insensitive), or None."""
+    rows = GPUS if gpus is None else gpus
+    if pci_device_id:
+        wanted = _norm_pci_id(pci_device_id)
+        for row in rows:
+            if wanted in [_norm_pci_id(i) for i in row.get("pci_device_ids", [])]:
+                return row
+    if name:
+        wanted_name = " ".join(str(name).split()).lower()
+        for row in rows:
+            names = [row.get("name", ""), *row.get("aliases", [])]
+            if wanted_name in [" ".join(str(n).split()).lower() for n in names]:
+                return row
+    return None

@@ -13,7 +13,7 @@ description:
   - Takes the request as keyword arguments; a positional term, when given, is the TensorFlow version.
   - Returns one dictionary, the resolved stack. An impossible request fails with every conflict listed.
 author:
-  - gpulab.dlstack maintainers (@gpulab)
+  - gpulab.dlstack maintainers (!UNKNOWN)
 options:
   _terms:
     description: Optional TensorFlow version (same as O(tensorflow)).

@@ -20,7 +20,7 @@ description:
     each with a concrete fix.
   - Changes nothing on the target; pure computation, so C(connection=local) is enough.
 author:
-  - gpulab.dlstack maintainers (@gpulab)
+  - gpulab.dlstack maintainers (!UNKNOWN)
 extends_documentation_fragment:
   - gpulab.dlstack.attributes
   - gpulab.dlstack.attributes.info_module
@@ -206,8 +206,8 @@ conflicts:
   sample: ["TensorFlow 2.18 has no TF-TRT (TensorRT support is disabled in CUDA builds since 2.18); ..."]
 """
 
-from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible_collections.gpulab.dlstack.plugins.module_utils._resolve import (  # noqa: E402
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpulab.dlstack.plugins.module_utils._resolve import (
     ResolveError,
     conflict_message,
     resolve_stack,

@@ -70,3 +70,21 @@ def test_check_mode_changes_nothing_on_a_converged_host(host):
     recap = re.search(rf"^{re.escape(name)}\s*:.*$", proc.stdout, flags=re.MULTILINE)
     assert recap, proc.stdout[-3000:]
     assert re.search(r"\bchanged=0\b", recap.group(0)), recap.group(0)
+
+
+def _verify_record(host):
+    return json.loads(host.file("/var/lib/dlstack/verify/latest.json").content_string)
+
+
+def test_verification_stored_with_honest_skips(host):
+    """No GPU here: gpu_smoke and trt_smoke skip with a reason, gpu_info reports no GPUs; nothing claims a pass."""
+    record = _verify_record(host)
+    assert host.file("/var/lib/dlstack/verify").listdir(), "no timestamped results kept"
+    modules = record["modules"]
+    assert modules["gpu_info"]["gpus"] == []
+    assert modules["gpu_info"]["reason"]
+    for name in ("gpu_smoke", "trt_smoke"):
+        assert record["verdicts"][name] == "skip"
+        assert modules[name]["reason"]
+    assert record["verdicts"]["gpu_info"] == "skip"
+    assert record["verdict"] in {"pass", "warn", "skip"}

@@ -1,0 +1,130 @@
+# Copyright: gpulab.dlstack contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Running a workload script with the Python of another environment, and what the modules share."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any, Dict, List, Optional, Tuple
+
+from ansible_collections.gpulab.dlstack.plugins.module_utils._workloads import SCRIPTS
+
+WORKLOAD_ENV: Dict[str, str] = {
+    "CUDA_DEVICE_ORDER": "PCI_BUS_ID",
+    "TF_CPP_MIN_LOG_LEVEL": "2",
+    "XLA_PYTHON_CLIENT_PREALLOCATE": "false",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "LC_ALL": "C",
+}
+# Seconds allowed on top of the time budget for interpreter start, framework import and device setup.
+STARTUP_ALLOWANCE = 240
+
+
+def default_python() -> str:
+    return sys.executable
+
+
+def check_python(python: str) -> Optional[str]:
+    """Return an error sentence when `python` cannot be run, else None."""
+    if not os.path.isabs(python):
+        return f"python={python} must be an absolute path to an interpreter, e.g. /opt/dlstack/envs/default/bin/python."
+    if not (os.path.isfile(python) and os.access(python, os.X_OK)):
+        return f"python={python} does not exist or is not executable; point it at the environment's bin/python."
+    return None
+
+
+def parse_document(stdout: str) -> Dict[str, Any]:
+    """Return the single JSON object a workload printed; raise ValueError otherwise."""
+    text = (stdout or "").strip()
+    if not text:
+        raise ValueError("the workload printed nothing on standard output")
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        start = text.rfind("\n{")
+        doc = json.loads(text[start + 1 :] if start >= 0 else text[text.index("{") :])
+    if not isinstance(doc, dict):
+        raise ValueError(f"the workload printed {type(doc).__name__}, not a JSON object")
+    return doc
+
+
+def run_script(
+    module: Any, python: str, name: str, config: Dict[str, Any], limit_s: float
+) -> Tuple[Optional[Dict[str, Any]], Optional[str]]:
+    """Run workload `name` with `python`; return (document, None) or (None, error sentence)."""
+    tmpdir = module.tmpdir
+    script = os.path.join(tmpdir, f"dlstack_{name}.py")
+    settings = os.path.join(tmpdir, f"dlstack_{name}.json")
+    with open(script, "w") as handle:
+        handle.write(SCRIPTS[name])
+    with open(settings, "w") as handle:
+        json.dump(config, handle)
+    cmd: List[str] = [python, script, settings]
+    timeout_bin = module.get_bin_path("timeout")
+    if timeout_bin:
+        cmd = [timeout_bin, "--kill-after=15", str(int(limit_s)), *cmd]
+    rc, out, err = module.run_command(cmd, environ_update=dict(WORKLOAD_ENV), cwd=tmpdir)
+    if rc in (124, 137) and timeout_bin:
+        return None, f"The {name} workload ran past its {int(limit_s)} s limit and was stopped."
+    try:
+        doc = parse_document(out)
+    except ValueError as exc:
+        tail = (err or "").strip().splitlines()[-5:]
+        return None, "The {} workload (rc={}) gave no result: {}. Last stderr lines: {}".format(
+            name,
+            rc,
+            exc,
+            " | ".join(tail) or "none",
+        )
+    if doc.get("error"):
+        return doc, "The {} workload failed: {}".format(name, doc["error"])
+    return doc, None
+
+
+def choose_backend(
+    probe: Dict[str, Any], wanted: str, order: List[str], gpu_present: bool
+) -> Tuple[Optional[str], str]:
+    """Pick the backend for a workload from the probe document; return (name or None, why)."""
+    backends = probe.get("backends", {})
+    if wanted != "auto":
+        if backends.get(wanted, {}).get("importable"):
+            return wanted, "asked for"
+        return None, "backend={} was asked for but it is not importable by {}.".format(wanted, probe.get("python"))
+    present = [b for b in order if backends.get(b, {}).get("importable")]
+    if not present:
+        return None, "None of {} is importable by {}.".format(", ".join(order), probe.get("python"))
+    if gpu_present:
+        gpu_builds = [b for b in present if backends[b].get("gpu_build") is not False]
+        if gpu_builds:
+            return gpu_builds[0], "first importable GPU build of {}".format(", ".join(order))
+    return present[0], "first importable of {}".format(", ".join(order))
+
+
+def write_dest(module: Any, dest: Optional[str], result: Dict[str, Any]) -> bool:
+    """Write `result` as JSON to `dest` when given; return whether the file changed (check mode: would)."""
+    if not dest:
+        return False
+    text = json.dumps(result, indent=2, sort_keys=True, default=str) + "\n"
+    try:
+        with open(dest) as handle:
+            if handle.read() == text:
+                return False
+    except OSError:
+        pass
+    if module.check_mode:
+        return True
+    parent = os.path.dirname(dest)
+    if parent and not os.path.isdir(parent):
+        os.makedirs(parent, 0o755)
+    staging = os.path.join(module.tmpdir, "result.json")
+    with open(staging, "w") as handle:
+        handle.write(text)
+    module.atomic_move(staging, dest)
+    return True
+
+
+def unavailable_status(required: bool) -> str:
+    """Status for something that could not run: skip, or fail when the caller said it is required."""
+    return "fail" if required else "skip"

@@ -1,0 +1,279 @@
+# Copyright: gpulab.dlstack contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Verdicts for the smoke modules: spec lookup, fractions of peak, thresholds, multi-GPU gating.
+
+Thresholds follow REFERENCE.md section 6: matmul >= 0.70 of spec pass and 0.60-0.70 warn;
+device memory >= 0.80; host<->device copies >= 0.70 of the PCIe link; any numerical mismatch
+fails; a multi-GPU host is gated on its slowest GPU and GPUs that differ by >= 5 % are flagged.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Dict, Iterable, List, Optional
+
+from ansible_collections.gpulab.dlstack.plugins.module_utils._matrix import GPUS, find_gpu
+
+RANK: Dict[str, int] = {"skip": 0, "pass": 1, "warn": 2, "fail": 3}
+
+DEFAULT_THRESHOLDS: Dict[str, float] = {
+    "matmul_pass": 0.70,
+    "matmul_warn": 0.60,
+    "memory_pass": 0.80,
+    "memory_warn": 0.70,
+    "pcie_pass": 0.70,
+    "pcie_warn": 0.60,
+    "spread_pct": 5.0,
+}
+
+# Largest accepted max|C - C64| / max|C64| on a 256x256 slice of an n x n product (n ~ 8192, fp32
+# accumulation): output rounding is 2^-24 (fp32), 2^-11 (fp16), 2^-8 (bf16); TF32 rounds inputs to
+# 10 mantissa bits. Each bound is about ten times what a healthy GPU shows; broken results are ~1.
+TOLERANCES: Dict[str, float] = {"fp32": 1e-4, "tf32": 5e-3, "bf16": 1e-2, "fp16": 5e-3}
+
+# Theoretical one-way x1 rate in GB/s per PCIe generation (x16: 4, 8, 16, 32, 64, 128).
+PCIE_LANE_GBS: Dict[int, float] = {1: 0.25, 2: 0.5, 3: 1.0, 4: 2.0, 5: 4.0, 6: 8.0}
+
+MATMUL_KINDS = ("fp32", "tf32", "bf16", "fp16")
+GPU_CHECKS = (*tuple(f"matmul_{k}" for k in MATMUL_KINDS), "memory_bw", "h2d", "d2h")
+UNITS = {"matmul": "TFLOP/s", "memory_bw": "GB/s", "h2d": "GB/s", "d2h": "GB/s"}
+
+
+def worst(statuses: Iterable[str]) -> str:
+    """The most severe status; 'skip' only when nothing ran."""
+    found = [s for s in statuses if s in RANK]
+    return max(found, key=lambda s: RANK[s]) if found else "skip"
+
+
+def grade(fraction: float, pass_at: float, warn_at: float) -> str:
+    if fraction >= pass_at:
+        return "pass"
+    if fraction >= warn_at:
+        return "warn"
+    return "fail"
+
+
+def link_gbs(gen: Optional[int], width: Optional[int]) -> Optional[float]:
+    """Theoretical one-way PCIe bandwidth in GB/s for a generation and lane count."""
+    if not gen or gen not in PCIE_LANE_GBS:
+        return None
+    return PCIE_LANE_GBS[gen] * (width or 16)
+
+
+def merge_specs(
+    overrides: Optional[List[Dict[str, Any]]], base: Optional[List[Dict[str, Any]]] = None
+) -> List[Dict[str, Any]]:
+    """GPU spec rows with user rows merged over the table: same name or PCI id updates, else appends."""
+    rows = copy.deepcopy(GPUS if base is None else base)
+    for override in overrides or []:
+        target = None
+        for pci_id in override.get("pci_device_ids") or []:
+            target = find_gpu(pci_device_id=pci_id, gpus=rows)
+            if target:
+                break
+        if target is None and override.get("name"):
+            target = find_gpu(name=override["name"], gpus=rows)
+        if target is None:
+            row = {"aliases": [], "pci_device_ids": [], "peak_tflops": {}, "source": "user override"}
+            row.update(copy.deepcopy(override))
+            row["pci_device_ids"] = [str(i).lower() for i in row.get("pci_device_ids") or []]
+            rows.append(row)
+            continue
+        for key, value in override.items():
+            if value is None:
+                continue
+            if key == "peak_tflops" and isinstance(value, dict):
+                target.setdefault("peak_tflops", {}).update(value)
+            else:
+                target[key] = copy.deepcopy(value)
+        target["source"] = "user override over: {}".format(target.get("source", "table"))
+    return rows
+
+
+def lookup_spec(
+    specs: List[Dict[str, Any]], pci_device_id: Optional[str], name: Optional[str]
+) -> Optional[Dict[str, Any]]:
+    return find_gpu(pci_device_id=pci_device_id, name=name, gpus=specs)
+
+
+def _entry(status: str, reason: str = "", **figures: Any) -> Dict[str, Any]:
+    entry: Dict[str, Any] = {"status": status, "reason": reason}
+    entry.update(figures)
+    return entry
+
+
+def judge_check(
+    check: str,
+    raw: Optional[Dict[str, Any]],
+    spec: Optional[Dict[str, Any]],
+    link: Optional[Dict[str, Any]],
+    thresholds: Dict[str, float],
+) -> Dict[str, Any]:
+    """Verdict for one measured check of one GPU."""
+    if raw is None:
+        return _entry("skip", "Not run: the workload returned nothing for this check.")
+    if raw.get("skipped"):
+        return _entry("skip", str(raw["skipped"]))
+    if raw.get("error"):
+        return _entry("fail", "The check raised {}".format(raw["error"]))
+    gpu_name = (spec or {}).get("name", "this GPU")
+    if check.startswith("matmul_"):
+        kind = check.split("_", 1)[1]
+        value = raw.get("tflops")
+        err = raw.get("max_rel_err")
+        tol = TOLERANCES[kind]
+        figures = {"value": value, "unit": UNITS["matmul"], "max_rel_err": err, "tolerance": tol, "n": raw.get("n")}
+        if err is None or err > tol:
+            shown = "NaN/Inf in the result" if err is None else f"max relative error {err:.3g} > {tol:.3g}"
+            return _entry("fail", f"Numerical mismatch against the float64 reference: {shown}.", **figures)
+        peak = ((spec or {}).get("peak_tflops") or {}).get(kind)
+        if not peak:
+            why = "no spec entry for this GPU" if spec is None else f"the spec table has no {kind} peak for {gpu_name}"
+            return _entry(
+                "warn", f"Correct, but not judged for speed: {why} (add it with the peaks option).", **figures
+            )
+        fraction = value / peak
+        status = grade(fraction, thresholds["matmul_pass"], thresholds["matmul_warn"])
+        return _entry(
+            status, _why(status, fraction, thresholds["matmul_pass"]), peak=peak, fraction=fraction, **figures
+        )
+    if check == "memory_bw":
+        value = raw.get("gbs")
+        figures = {"value": value, "unit": UNITS["memory_bw"], "bytes": raw.get("bytes")}
+        if raw.get("copy_ok") is False:
+            return _entry("fail", "The copied data differs from the source.", **figures)
+        peak = (spec or {}).get("mem_bw_gbs")
+        if not peak:
+            return _entry(
+                "warn",
+                f"Measured, but no memory-bandwidth spec for {gpu_name} (add it with the peaks option).",
+                **figures,
+            )
+        fraction = value / peak
+        status = grade(fraction, thresholds["memory_pass"], thresholds["memory_warn"])
+        return _entry(
+            status, _why(status, fraction, thresholds["memory_pass"]), peak=peak, fraction=fraction, **figures
+        )
+    value = raw.get("gbs")
+    figures = {"value": value, "unit": UNITS[check], "bytes": raw.get("bytes"), "pinned": raw.get("pinned")}
+    if raw.get("pinned") is False:
+        return _entry("skip", "Copied from pageable memory; not comparable to the link rate.", **figures)
+    if not link or not link.get("gbs"):
+        return _entry(
+            "warn", "Measured, but the PCIe generation is unknown, so there is no link rate to compare.", **figures
+        )
+    fraction = value / link["gbs"]
+    status = grade(fraction, thresholds["pcie_pass"], thresholds["pcie_warn"])
+    reason = _why(status, fraction, thresholds["pcie_pass"]) + " Link: {}.".format(link["basis"])
+    return _entry(status, reason, peak=link["gbs"], fraction=fraction, **figures)
+
+
+def _why(status: str, fraction: float, pass_at: float) -> str:
+    if status == "pass":
+        return f"{fraction * 100:.0f} % of spec (pass at {pass_at * 100:.0f} %)."
+    return f"Only {fraction * 100:.0f} % of spec (pass at {pass_at * 100:.0f} %)."
+
+
+def link_for(facts: Optional[Dict[str, Any]], spec: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    """The PCIe rate host copies are compared with, and how it was found."""
+    if facts and facts.get("pcie_gen_max"):
+        gen, width = facts["pcie_gen_max"], facts.get("pcie_width_max") or 16
+        gbs = link_gbs(gen, width)
+        if gbs:
+            return {
+                "gen": gen,
+                "width": width,
+                "gbs": gbs,
+                "basis": f"PCIe gen{gen} x{width} theoretical one-way {gbs:.0f} GB/s (driver)",
+            }
+    if spec and spec.get("pcie_gen"):
+        gen = int(spec["pcie_gen"])
+        gbs = link_gbs(gen, 16)
+        if gbs:
+            return {
+                "gen": gen,
+                "width": 16,
+                "gbs": gbs,
+                "basis": f"PCIe gen{gen} x16 theoretical one-way {gbs:.0f} GB/s (spec table)",
+            }
+    return None
+
+
+def judge_gpu(
+    raw_gpu: Dict[str, Any],
+    facts: Optional[Dict[str, Any]],
+    specs: List[Dict[str, Any]],
+    thresholds: Dict[str, float],
+) -> Dict[str, Any]:
+    """Verdicts for every check of one GPU; `facts` is the matching gpu_info entry when known."""
+    pci_id = (facts or {}).get("pci_device_id")
+    name = (facts or {}).get("name") or raw_gpu.get("name")
+    spec = lookup_spec(specs, pci_id, name)
+    link = link_for(facts, spec)
+    checks = {
+        check: judge_check(check, raw, spec, link, thresholds) for check, raw in raw_gpu.get("checks", {}).items()
+    }
+    return {
+        "index": raw_gpu.get("index"),
+        "name": name,
+        "pci_bus_id": (facts or {}).get("pci_bus_id") or raw_gpu.get("pci_bus_id_short"),
+        "pci_device_id": pci_id,
+        "compute_capability": raw_gpu.get("compute_capability") or (facts or {}).get("compute_capability"),
+        "spec": {"name": spec.get("name"), "source": spec.get("source")} if spec else None,
+        "link": link,
+        "checks": checks,
+        "verdict": worst(c["status"] for c in checks.values()),
+    }
+
+
+def judge_host(gpus: List[Dict[str, Any]], thresholds: Dict[str, float]) -> Dict[str, Dict[str, Any]]:
+    """One line per check for the host: the slowest GPU's figure, worst status, spread across GPUs."""
+    summary: Dict[str, Dict[str, Any]] = {}
+    names: List[str] = []
+    for gpu in gpus:
+        names.extend(c for c in gpu["checks"] if c not in names)
+    for check in names:
+        rows = [(g["index"], g["checks"][check]) for g in gpus if check in g["checks"]]
+        status = worst(r["status"] for _i, r in rows)
+        measured = [(i, r) for i, r in rows if isinstance(r.get("value"), (int, float))]
+        entry: Dict[str, Any] = {"status": status, "gpus": len(rows)}
+        if measured:
+            slow_index, slow = min(measured, key=lambda item: item[1]["value"])
+            fastest = max(r["value"] for _i, r in measured)
+            spread = (fastest - slow["value"]) / fastest * 100.0 if fastest > 0 else 0.0
+            entry.update(
+                {
+                    "value": slow["value"],
+                    "unit": slow.get("unit"),
+                    "fraction": slow.get("fraction"),
+                    "peak": slow.get("peak"),
+                    "slowest_gpu": slow_index,
+                    "spread_pct": round(spread, 2),
+                }
+            )
+            reasons = [slow.get("reason", "")]
+            if len(measured) > 1 and spread >= thresholds["spread_pct"]:
+                entry["spread_flagged"] = True
+                reasons.append(
+                    "GPUs differ by {:.1f} % (flagged at {:.1f} %).".format(spread, thresholds["spread_pct"])
+                )
+                if status == "pass":
+                    entry["status"] = "warn"
+            entry["reason"] = " ".join(r for r in reasons if r)
+        else:
+            entry["reason"] = rows[0][1].get("reason", "") if rows else ""
+        summary[check] = entry
+    return summary
+
+
+def compare_figures(current: Dict[str, Any], previous: Dict[str, Any], pct: float) -> List[Dict[str, Any]]:
+    """Figures (higher is better) that dropped by more than `pct` percent since `previous`."""
+    regressions = []
+    for key, now in sorted(current.items()):
+        before = previous.get(key)
+        if not isinstance(now, (int, float)) or not isinstance(before, (int, float)) or before <= 0:
+            continue
+        change = (now - before) / before * 100.0
+        if change < -pct:
+            regressions.append({"figure": key, "previous": before, "current": now, "change_pct": round(change, 2)})
+    return regressions

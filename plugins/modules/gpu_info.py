@@ -1,0 +1,180 @@
+#!/usr/bin/python
+# Copyright: gpulab.dlstack contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: gpu_info
+short_description: Report NVIDIA GPUs and driver facts
+version_added: 0.1.0
+description:
+  - Reads every NVIDIA GPU through NVML (C(nvidia-ml-py)) when it is importable, otherwise through
+    C(nvidia-smi --query-gpu) in CSV form.
+  - Reports index, UUID, name, PCI bus and device id, compute capability, memory, driver and CUDA
+    driver version, ECC, persistence and MIG mode, maximum clocks, PCIe generation and width.
+  - Detects the C(Driver/library version mismatch) left by a driver upgrade without reboot.
+  - A host without GPU or driver is not an error; the module succeeds with RV(gpus=[]) and a
+    RV(reason).
+  - Also lists the NVIDIA display/3D controllers visible in sysfs, which does not need a driver.
+author:
+  - gpulab.dlstack maintainers (!UNKNOWN)
+extends_documentation_fragment:
+  - gpulab.dlstack.attributes
+  - gpulab.dlstack.attributes.info_module
+options:
+  source:
+    description:
+      - Where to read the facts from. V(auto) tries NVML first and falls back to C(nvidia-smi).
+    type: str
+    choices: [auto, nvml, nvidia-smi]
+    default: auto
+  dest:
+    description:
+      - Also write the result as JSON to this file on the target. Only then can the module report
+        a change (when the file content differs).
+    type: path
+requirements:
+  - C(nvidia-ml-py) (optional; C(nvidia-smi) is used without it)
+notes:
+  - C(nvidia-smi) prints C([N/A]) or C([Not Supported]) for fields a GPU lacks; they are returned
+    as V(null).
+seealso:
+  - module: gpulab.dlstack.gpu_smoke
+"""
+
+EXAMPLES = r"""
+- name: Read GPU facts
+  gpulab.dlstack.gpu_info:
+  register: gpu
+
+- name: Stop when the driver needs a reboot
+  ansible.builtin.fail:
+    msg: "{{ gpu.reason }}"
+  when: gpu.reboot_required
+
+- name: Force nvidia-smi and keep a copy of the result
+  gpulab.dlstack.gpu_info:
+    source: nvidia-smi
+    dest: /var/lib/dlstack/verify/gpu_info.json
+"""
+
+RETURN = r"""
+gpus:
+  description: One entry per GPU, in driver (PCI bus) order. Unknown values are V(null).
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - index: 0
+      uuid: GPU-6f1c3b9e-2a4d-8e51-93b7-0c4e2d1a7f55
+      name: NVIDIA H100 80GB HBM3
+      pci_bus_id: "00000000:18:00.0"
+      pci_bus_id_short: "0000:18:00.0"
+      pci_device_id: "2330"
+      compute_capability: "9.0"
+      memory_total_mib: 81559
+      driver_version: 550.54.15
+      ecc_mode: enabled
+      persistence_mode: true
+      mig_mode: disabled
+      clocks_max_sm_mhz: 1980
+      clocks_max_mem_mhz: 2619
+      pcie_gen_current: 5
+      pcie_gen_max: 5
+      pcie_width_current: 16
+      pcie_width_max: 16
+count:
+  description: Number of GPUs the driver lists.
+  returned: always
+  type: int
+  sample: 1
+driver_version:
+  description: NVIDIA driver version, V(null) without a working driver.
+  returned: always
+  type: str
+  sample: 550.54.15
+cuda_driver_version:
+  description: Highest CUDA version the driver supports.
+  returned: always
+  type: str
+  sample: "12.4"
+source:
+  description: Where the facts came from (V(nvml), V(nvidia-smi) or V(none)).
+  returned: always
+  type: str
+  sample: nvidia-smi
+reason:
+  description: Why no GPU is listed; empty when GPUs were found.
+  returned: always
+  type: str
+  sample: "No NVIDIA driver is loaded or reachable (nvidia-smi rc=255: Failed to initialize NVML: Unknown Error)."
+driver_library_mismatch:
+  description: The kernel module and user-space driver libraries have different versions.
+  returned: always
+  type: bool
+  sample: false
+reboot_required:
+  description: A reboot is needed before the GPUs can be used (after a driver upgrade).
+  returned: always
+  type: bool
+  sample: false
+pci_devices:
+  description: NVIDIA display/3D controllers seen in sysfs, with the kernel driver bound to each.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - address: "0000:18:00.0"
+      device_id: "2330"
+      class: "030200"
+      driver: nvidia
+pci_nvidia_present:
+  description: Whether sysfs shows at least one NVIDIA GPU, driver or not.
+  returned: always
+  type: bool
+  sample: true
+"""
+
+import traceback
+from typing import Any, List, Tuple
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible_collections.gpulab.dlstack.plugins.module_utils._gpu_info import gather
+from ansible_collections.gpulab.dlstack.plugins.module_utils._smoke import write_dest
+
+try:
+    import pynvml
+except ImportError:
+    pynvml = None
+    PYNVML_IMPORT_ERROR = traceback.format_exc()
+else:
+    PYNVML_IMPORT_ERROR = ""
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec={
+            "source": {"type": "str", "choices": ["auto", "nvml", "nvidia-smi"], "default": "auto"},
+            "dest": {"type": "path"},
+        },
+        supports_check_mode=True,
+    )
+    source = module.params["source"]
+    if source == "nvml" and pynvml is None:
+        module.fail_json(msg=missing_required_lib("nvidia-ml-py"), exception=PYNVML_IMPORT_ERROR)
+    nvml = pynvml if source in ("auto", "nvml") else None
+    smi = module.get_bin_path("nvidia-smi") if source in ("auto", "nvidia-smi") else None
+
+    def run(cmd: List[str]) -> Tuple[int, str, str]:
+        rc, out, err = module.run_command(cmd, environ_update={"LC_ALL": "C"})
+        return rc, out, err
+
+    result: Any = gather(run, smi, nvml)
+    changed = write_dest(module, module.params["dest"], result)
+    module.exit_json(changed=changed, **result)
+
+
+if __name__ == "__main__":
+    main()

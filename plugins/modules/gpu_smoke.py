@@ -1,0 +1,411 @@
+#!/usr/bin/python
+# Copyright: gpulab.dlstack contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: gpu_smoke
+short_description: Measure GPU matmul, memory and PCIe throughput against spec and give verdicts
+version_added: 0.1.0
+description:
+  - For every GPU, measures matrix-multiply throughput in fp32, tf32, bf16 and fp16 where the GPU
+    has them, checks each product against a float64 reference on a 256x256 slice, measures device
+    memory bandwidth with a copy kernel and host-to-device and device-to-host copies from pinned
+    memory.
+  - Each figure is divided by the GPU's spec peak (looked up by PCI device id in the collection's
+    GPU table, which O(peaks) can extend) and graded V(pass), V(warn), V(fail) or V(skip).
+    Copies are compared with the theoretical one-way rate of the PCIe link the driver reports
+    (generation x lanes; 4, 8, 16, 32, 64 GB/s at x16 for gen1 to gen5).
+  - A numerical mismatch fails outright. The overall verdict is the worst check; a host with
+    several GPUs is gated on its slowest GPU, and checks whose GPUs differ by more than
+    O(thresholds.spread_pct) are flagged and at least V(warn).
+  - The workload runs with the Python interpreter of the environment under test (O(python)), not
+    with the one Ansible uses, so results describe the framework the users will run.
+  - Without a GPU the module skips honestly and says why; nothing is reported as passed that did
+    not run.
+author:
+  - gpulab.dlstack maintainers (!UNKNOWN)
+extends_documentation_fragment:
+  - gpulab.dlstack.attributes
+  - gpulab.dlstack.attributes.info_module
+options:
+  python:
+    description:
+      - Absolute path of the Python interpreter that runs the workload, usually an environment's
+        C(bin/python). Defaults to the interpreter running this module.
+    type: str
+  backend:
+    description:
+      - Framework that runs the workload. V(auto) takes the first importable GPU build of
+        torch, jax, cupy, tensorflow.
+    type: str
+    choices: [auto, tensorflow, jax, torch, cupy]
+    default: auto
+  checks:
+    description: Checks to run.
+    type: list
+    elements: str
+    choices: [matmul_fp32, matmul_tf32, matmul_bf16, matmul_fp16, memory_bw, h2d, d2h]
+    default: [matmul_fp32, matmul_tf32, matmul_bf16, matmul_fp16, memory_bw, h2d, d2h]
+  time_budget:
+    description:
+      - Seconds of measurement for all GPUs together; loops shorten to fit. Interpreter start and
+        framework import come on top (up to 240 s more before the workload is stopped).
+    type: float
+    default: 60
+  matmul_size:
+    description: Side of the square matrices (GPUs under 12 GiB use at most 4096).
+    type: int
+    default: 8192
+  memory_mib:
+    description: Size of the buffer the device copy kernel reads and writes.
+    type: int
+    default: 1024
+  copy_mib:
+    description: Size of the pinned host buffer for host/device copies.
+    type: int
+    default: 256
+  thresholds:
+    description: Fractions of spec that pass or warn; below the warn fraction a check fails.
+    type: dict
+    default: {}
+    suboptions:
+      matmul_pass:
+        description: Matmul throughput fraction of spec peak that passes.
+        type: float
+        default: 0.70
+      matmul_warn:
+        description: Matmul throughput fraction of spec peak below which the check fails.
+        type: float
+        default: 0.60
+      memory_pass:
+        description: Device memory bandwidth fraction of spec that passes.
+        type: float
+        default: 0.80
+      memory_warn:
+        description: Device memory bandwidth fraction below which the check fails.
+        type: float
+        default: 0.70
+      pcie_pass:
+        description: Host/device copy fraction of the theoretical one-way link rate that passes.
+        type: float
+        default: 0.70
+      pcie_warn:
+        description: Host/device copy fraction below which the check fails.
+        type: float
+        default: 0.60
+      spread_pct:
+        description: Percent difference between the fastest and slowest GPU of a host that is flagged.
+        type: float
+        default: 5.0
+  peaks:
+    description:
+      - GPU spec rows merged over the collection's table. A row with a known name or PCI device id
+        updates that entry (keys given only); any other row is added.
+      - Keys as in the table, for example C(name), C(aliases), C(pci_device_ids) (4 hex digits),
+        C(compute_capability), C(peak_tflops) (C(fp32), C(tf32), C(bf16), C(fp16)),
+        C(mem_bw_gbs), C(pcie_gen), C(source).
+    type: list
+    elements: dict
+    default: []
+  required:
+    description: Fail instead of skipping when there is no GPU or no usable backend.
+    type: bool
+    default: false
+  dest:
+    description: Also write the result as JSON to this file; the module then reports a change when the file changes.
+    type: path
+requirements:
+  - One of torch, jax, cupy or tensorflow (GPU build) and numpy in the environment of O(python).
+notes:
+  - The matmul figures are dense throughput; C(tf32) with the cupy backend and host copies with the
+    jax and tensorflow backends are skipped, since those frameworks cannot select them per call.
+seealso:
+  - module: gpulab.dlstack.gpu_info
+  - module: gpulab.dlstack.xla_smoke
+"""
+
+EXAMPLES = r"""
+- name: Smoke-test the GPUs with the default environment's framework
+  gpulab.dlstack.gpu_smoke:
+    python: /opt/dlstack/envs/default/bin/python
+  register: smoke
+
+- name: Quick bf16-only check with stricter limits, and a card the table lacks
+  gpulab.dlstack.gpu_smoke:
+    backend: torch
+    checks: [matmul_bf16, memory_bw]
+    time_budget: 20
+    thresholds:
+      matmul_pass: 0.75
+    peaks:
+      - name: NVIDIA RTX 6000 Ada Generation
+        pci_device_ids: ["26b1"]
+        peak_tflops: {fp32: 91.1, tf32: 91.1, bf16: 182.2, fp16: 182.2}
+        mem_bw_gbs: 960
+        pcie_gen: 4
+"""
+
+RETURN = r"""
+verdict:
+  description: Worst status over all checks and GPUs; V(skip) only when nothing ran.
+  returned: always
+  type: str
+  sample: pass
+reason:
+  description: Why the module skipped or failed as a whole; empty otherwise.
+  returned: always
+  type: str
+  sample: "No NVIDIA driver is loaded or reachable (nvidia-smi rc=255: Failed to initialize NVML: Unknown Error)."
+backend:
+  description: Framework that ran the workload, V(null) when none ran.
+  returned: always
+  type: str
+  sample: torch
+versions:
+  description: Versions of the framework, CUDA and numpy that produced the figures.
+  returned: always
+  type: dict
+  sample: {torch: 2.5.1, cuda: "12.4", numpy: 2.1.3}
+python:
+  description: Interpreter that ran (or would run) the workload.
+  returned: always
+  type: str
+  sample: /opt/dlstack/envs/default/bin/python
+checks:
+  description:
+    - Host view per check, gated on the slowest GPU; the figure is that GPU's, status the worst.
+  returned: always
+  type: dict
+  sample:
+    matmul_bf16:
+      status: pass
+      value: 785.2
+      unit: TFLOP/s
+      fraction: 0.79
+      peak: 989.0
+      slowest_gpu: 0
+      spread_pct: 0.0
+      gpus: 1
+      reason: "79 % of spec (pass at 70 %)."
+gpus:
+  description: Per-GPU figures and verdicts.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - index: 0
+      name: NVIDIA H200
+      pci_device_id: "2335"
+      spec: {name: NVIDIA H200, source: NVIDIA H200 datasheet}
+      link: {gen: 5, width: 16, gbs: 64.0, basis: PCIe gen5 x16 theoretical one-way 64 GB/s (driver)}
+      verdict: pass
+      checks:
+        matmul_bf16:
+          status: pass
+          value: 785.2
+          unit: TFLOP/s
+          fraction: 0.79
+          peak: 989.0
+          max_rel_err: 0.0011
+          tolerance: 0.01
+          n: 8192
+          reason: "79 % of spec (pass at 70 %)."
+thresholds:
+  description: Thresholds in effect.
+  returned: always
+  type: dict
+  sample:
+    matmul_pass: 0.7
+    matmul_warn: 0.6
+    memory_pass: 0.8
+    memory_warn: 0.7
+    pcie_pass: 0.7
+    pcie_warn: 0.6
+    spread_pct: 5.0
+time_budget:
+  description: Measurement budget in seconds.
+  returned: always
+  type: float
+  sample: 60.0
+elapsed_s:
+  description: Wall time of the module, workload included.
+  returned: always
+  type: float
+  sample: 71.4
+gpu_facts:
+  description: Short GPU facts read before the run (source, count, driver version, reason).
+  returned: always
+  type: dict
+  sample: {source: nvidia-smi, count: 1, driver_version: 570.124.06, reason: ""}
+would_run:
+  description: In check mode, what the module would run; nothing is executed.
+  returned: in check mode
+  type: dict
+  sample:
+    {python: /opt/dlstack/envs/default/bin/python, backend: auto, checks: [matmul_bf16], gpus: 1, time_budget: 60.0}
+"""
+
+import time
+from typing import Any, Dict, List, Optional
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpulab.dlstack.plugins.module_utils import _smoke, _verdict
+from ansible_collections.gpulab.dlstack.plugins.module_utils._gpu_info import gather
+
+try:
+    import pynvml
+except ImportError:
+    pynvml = None
+
+BACKEND_ORDER = ["torch", "jax", "cupy", "tensorflow"]
+
+
+def argument_spec() -> Dict[str, Any]:
+    return {
+        "python": {"type": "str"},
+        "backend": {"type": "str", "choices": ["auto", "tensorflow", "jax", "torch", "cupy"], "default": "auto"},
+        "checks": {
+            "type": "list",
+            "elements": "str",
+            "choices": list(_verdict.GPU_CHECKS),
+            "default": list(_verdict.GPU_CHECKS),
+        },
+        "time_budget": {"type": "float", "default": 60},
+        "matmul_size": {"type": "int", "default": 8192},
+        "memory_mib": {"type": "int", "default": 1024},
+        "copy_mib": {"type": "int", "default": 256},
+        "thresholds": {
+            "type": "dict",
+            "default": {},
+            # no_log=False: the "*_pass" names are fractions that pass, not passwords.
+            "options": {
+                name: {"type": "float", "default": value, "no_log": False}
+                for name, value in _verdict.DEFAULT_THRESHOLDS.items()
+            },
+        },
+        "peaks": {"type": "list", "elements": "dict", "default": []},
+        "required": {"type": "bool", "default": False},
+        "dest": {"type": "path"},
+    }
+
+
+def match_facts(raw: Dict[str, Any], facts: List[Dict[str, Any]], position: int) -> Optional[Dict[str, Any]]:
+    """The gpu_info entry for a GPU the workload saw: by PCI address, else by (PCI-ordered) index."""
+    bus = raw.get("pci_bus_id_short")
+    if bus:
+        for fact in facts:
+            if fact.get("pci_bus_id_short") == bus:
+                return fact
+    index = raw.get("index", position)
+    for fact in facts:
+        if fact.get("index") == index:
+            return fact
+    return facts[position] if position < len(facts) else None
+
+
+def main() -> None:
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    started = time.monotonic()
+    params = module.params
+    python = params["python"] or _smoke.default_python()
+    problem = _smoke.check_python(python)
+    if problem:
+        module.fail_json(msg=problem)
+    if params["time_budget"] <= 0:
+        module.fail_json(msg="time_budget={} must be a positive number of seconds.".format(params["time_budget"]))
+    thresholds = dict(_verdict.DEFAULT_THRESHOLDS)
+    thresholds.update({k: v for k, v in (params["thresholds"] or {}).items() if v is not None})
+    specs = _verdict.merge_specs(params["peaks"])
+
+    def run(cmd: List[str]) -> Any:
+        return module.run_command(cmd, environ_update={"LC_ALL": "C"})
+
+    facts = gather(run, module.get_bin_path("nvidia-smi"), pynvml)
+    result: Dict[str, Any] = {
+        "changed": False,
+        "verdict": "skip",
+        "reason": "",
+        "backend": None,
+        "versions": {},
+        "python": python,
+        "checks": {},
+        "gpus": [],
+        "thresholds": thresholds,
+        "time_budget": params["time_budget"],
+        "gpu_facts": {k: facts.get(k) for k in ("source", "count", "driver_version", "cuda_driver_version", "reason")},
+    }
+
+    def finish() -> None:
+        result["elapsed_s"] = round(time.monotonic() - started, 3)
+        result["changed"] = _smoke.write_dest(module, params["dest"], result)
+        if params["required"] and result["verdict"] in ("skip", "fail") and result["reason"]:
+            module.fail_json(msg=result["reason"], **result)
+        module.exit_json(**result)
+
+    if module.check_mode:
+        result["would_run"] = {
+            "python": python,
+            "backend": params["backend"],
+            "checks": params["checks"],
+            "gpus": facts["count"],
+            "time_budget": params["time_budget"],
+        }
+        result["reason"] = "Check mode: nothing was run."
+        module.exit_json(**result)
+
+    if not facts["gpus"]:
+        result["verdict"] = _smoke.unavailable_status(params["required"])
+        result["reason"] = "No GPU to test: %s" % (facts.get("reason") or "the driver lists none.")
+        finish()
+
+    probe, error = _smoke.run_script(module, python, "probe", {}, 120)
+    if probe is None or error:
+        result["verdict"] = "fail"
+        result["reason"] = error or "The backend probe failed."
+        finish()
+    backend, why = _smoke.choose_backend(probe or {}, params["backend"], BACKEND_ORDER, True)
+    if backend is None:
+        result["verdict"] = _smoke.unavailable_status(params["required"])
+        result["reason"] = why
+        finish()
+    config = {
+        "backend": backend,
+        "checks": params["checks"],
+        "time_budget": params["time_budget"],
+        "matmul_size": params["matmul_size"],
+        "memory_mib": params["memory_mib"],
+        "copy_mib": params["copy_mib"],
+    }
+    doc, error = _smoke.run_script(module, python, "gpu", config, params["time_budget"] + _smoke.STARTUP_ALLOWANCE)
+    result["backend"] = backend
+    result["backend_choice"] = why
+    if doc:
+        result["versions"] = doc.get("versions", {})
+    if error or doc is None:
+        result["verdict"] = "fail"
+        result["reason"] = error or "The workload returned nothing."
+        finish()
+        return
+    if not doc.get("gpus"):
+        result["verdict"] = _smoke.unavailable_status(params["required"])
+        seen = doc.get("reason", "The backend sees no GPU.")
+        result["reason"] = f"{seen} The driver lists {facts['count']} GPU(s); check the framework's CUDA build."
+        finish()
+    judged = [
+        _verdict.judge_gpu(raw, match_facts(raw, facts["gpus"], pos), specs, thresholds)
+        for pos, raw in enumerate(doc["gpus"])
+    ]
+    result["gpus"] = judged
+    result["checks"] = _verdict.judge_host(judged, thresholds)
+    result["verdict"] = _verdict.worst(c["status"] for c in result["checks"].values())
+    failing = [name for name, c in result["checks"].items() if c["status"] == "fail"]
+    if failing:
+        result["reason"] = "Failed: {}.".format(", ".join(failing))
+    finish()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,146 @@
+#!/usr/bin/python
+# Copyright: gpulab.dlstack contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: verify_report
+short_description: Write the fleet verification report (Markdown and self-contained HTML)
+version_added: 0.1.0
+description:
+  - "Used by the gpulab.dlstack.verify role; runs on the controller (C(delegate_to: localhost))."
+  - Reads C(<src>/<host>/latest.json) for every host in O(hosts), compares each figure with the
+    fleet median, flags hosts more than O(slow_pct) percent below it and writes C(fleet.md) and
+    C(fleet.html) (inline CSS and SVG chart, nothing fetched) into O(src).
+author:
+  - gpulab.dlstack maintainers (!UNKNOWN)
+extends_documentation_fragment:
+  - gpulab.dlstack.attributes
+attributes:
+  check_mode:
+    support: full
+    details:
+      - In check mode the report is computed and returned but no file is written.
+  diff_mode:
+    support: none
+options:
+  src:
+    description: Reports directory holding one sub-directory per host.
+    type: path
+    required: true
+  hosts:
+    description: Hosts to include; their C(latest.json) must exist.
+    type: list
+    elements: str
+    required: true
+  slow_pct:
+    description: Percent below the fleet median that flags a host.
+    type: float
+    default: 10
+"""
+
+EXAMPLES = r"""
+- name: Fleet report
+  gpulab.dlstack.verify_report:
+    src: "{{ playbook_dir }}/../reports"
+    hosts: "{{ ansible_play_hosts }}"
+"""
+
+RETURN = r"""
+verdicts:
+  sample: {gpu01: pass, gpu02: warn}
+  description: Verdict per host after the fleet comparison.
+  returned: always
+  type: dict
+summaries:
+  sample: {gpu01: ["gpu01: PASS"]}
+  description: Readable lines per host.
+  returned: always
+  type: dict
+fleet_verdict:
+  description: Worst host verdict.
+  returned: always
+  type: str
+  sample: warn
+stats:
+  sample: {hosts: 2, slow_pct: 10.0, medians: {gpu_smoke.matmul_bf16: 780.0}, slow: []}
+  description: Fleet medians and slow hosts.
+  returned: always
+  type: dict
+markdown:
+  description: Path of the Markdown report.
+  returned: always
+  type: str
+  sample: /srv/ansible/reports/fleet.md
+html:
+  description: Path of the HTML report.
+  returned: always
+  type: str
+  sample: /srv/ansible/reports/fleet.html
+missing:
+  description: Hosts without a C(latest.json).
+  returned: always
+  type: list
+  elements: str
+  sample: []
+"""
+
+import datetime
+import json
+import os
+from typing import Any, Dict, List
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpulab.dlstack.plugins.module_utils import _report
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec={
+            "src": {"type": "path", "required": True},
+            "hosts": {"type": "list", "elements": "str", "required": True},
+            "slow_pct": {"type": "float", "default": 10},
+        },
+        supports_check_mode=True,
+    )
+    src = module.params["src"]
+    records: List[Dict[str, Any]] = []
+    missing: List[str] = []
+    for host in module.params["hosts"]:
+        path = os.path.join(src, host, "latest.json")
+        try:
+            with open(path) as handle:
+                records.append(json.load(handle))
+        except (OSError, ValueError):
+            missing.append(host)
+    stats = _report.fleet_stats(records, module.params["slow_pct"])
+    _report.apply_fleet(records, stats)
+    generated = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    markdown = os.path.join(src, "fleet.md")
+    page = os.path.join(src, "fleet.html")
+    if not module.check_mode:
+        os.makedirs(src, exist_ok=True)
+        for path, text in (
+            (markdown, _report.render_markdown(records, stats, generated)),
+            (page, _report.render_html(records, stats, generated)),
+        ):
+            staging = os.path.join(module.tmpdir, os.path.basename(path))
+            with open(staging, "w") as handle:
+                handle.write(text)
+            module.atomic_move(staging, path)
+    module.exit_json(
+        changed=True,
+        verdicts={r["host"]: r["verdict"] for r in records},
+        summaries={r["host"]: _report.summary_lines(r) for r in records},
+        fleet_verdict=_report.fleet_verdict(records),
+        stats=stats,
+        markdown=markdown,
+        html=page,
+        missing=missing,
+    )
+
+
+if __name__ == "__main__":
+    main()

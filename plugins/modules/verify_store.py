@@ -1,0 +1,153 @@
+#!/usr/bin/python
+# Copyright: gpulab.dlstack contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: verify_store
+short_description: Record a host's verification results and compare them with its previous run
+version_added: 0.1.0
+description:
+  - Used by the gpulab.dlstack.verify role; runs on the verified host.
+  - Builds the host record from the gpu_info, gpu_smoke, xla_smoke and trt_smoke results, compares
+    its figures with the C(latest.json) already in O(dir) and writes the new C(latest.json) plus a
+    timestamped copy, keeping the newest O(keep) copies.
+author:
+  - gpulab.dlstack maintainers (!UNKNOWN)
+extends_documentation_fragment:
+  - gpulab.dlstack.attributes
+attributes:
+  check_mode:
+    support: full
+    details:
+      - In check mode the record is built and returned but nothing is written.
+  diff_mode:
+    support: none
+options:
+  results:
+    description: Registered results of the verification modules, keyed by module name.
+    type: dict
+    required: true
+  host:
+    description: Name of the host in the report.
+    type: str
+    required: true
+  dir:
+    description: Directory for C(latest.json) and the timestamped copies.
+    type: path
+    default: /var/lib/dlstack/verify
+  regression_pct:
+    description: Percent drop of a figure since the previous run that is flagged.
+    type: float
+    default: 10
+  keep:
+    description: Timestamped copies to keep.
+    type: int
+    default: 20
+  timestamp:
+    description: UTC timestamp of the run (C(YYYYMMDDTHHMMSSZ)); now when omitted.
+    type: str
+"""
+
+EXAMPLES = r"""
+- name: Store the results
+  gpulab.dlstack.verify_store:
+    host: "{{ inventory_hostname }}"
+    results:
+      gpu_info: "{{ gpu_info_result }}"
+"""
+
+RETURN = r"""
+record:
+  description: The stored host record (host, timestamp, verdict, verdicts, modules, figures, regressions, flags).
+  returned: always
+  type: dict
+  sample:
+    host: gpu01
+    timestamp: 20261130T090000Z
+    verdict: pass
+    figures: {gpu_smoke.matmul_bf16: 785.2}
+    regressions: []
+summary:
+  description: Readable lines, the verdict first, then each check with figure, fraction of spec and status.
+  returned: always
+  type: list
+  elements: str
+  sample: ["gpu01: PASS", "  gpu_smoke.matmul_bf16: pass, 785.2 TFLOP/s, 79 % of spec"]
+latest:
+  description: Path of C(latest.json).
+  returned: always
+  type: str
+  sample: /var/lib/dlstack/verify/latest.json
+snapshot:
+  description: Path of the timestamped copy written by this run (would be written, in check mode).
+  returned: always
+  type: str
+  sample: /var/lib/dlstack/verify/result-20261130T090000Z.json
+"""
+
+import datetime
+import json
+import os
+from typing import Any, Dict, Optional
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpulab.dlstack.plugins.module_utils import _report
+
+BOOKKEEPING = ("invocation", "changed", "failed", "warnings", "deprecations", "_ansible_no_log")
+
+
+def clean(result: Any) -> Optional[Dict[str, Any]]:
+    """A registered result without Ansible's bookkeeping; None for a task that did not run."""
+    if not isinstance(result, dict) or result.get("skipped") or not result:
+        return None
+    return {k: v for k, v in result.items() if k not in BOOKKEEPING and not k.startswith("_ansible")}
+
+
+def read_json(path: str) -> Optional[Dict[str, Any]]:
+    try:
+        with open(path) as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec={
+            "results": {"type": "dict", "required": True},
+            "host": {"type": "str", "required": True},
+            "dir": {"type": "path", "default": "/var/lib/dlstack/verify"},
+            "regression_pct": {"type": "float", "default": 10},
+            "keep": {"type": "int", "default": 20},
+            "timestamp": {"type": "str"},
+        },
+        supports_check_mode=True,
+    )
+    params = module.params
+    stamp = params["timestamp"] or datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    modules = {name: clean(value) for name, value in params["results"].items()}
+    modules = {name: value for name, value in modules.items() if value is not None}
+    latest = os.path.join(params["dir"], "latest.json")
+    copy = os.path.join(params["dir"], f"result-{stamp}.json")
+    previous = read_json(latest)
+    record = _report.host_record(params["host"], stamp, modules, previous, params["regression_pct"])
+    text = json.dumps(record, indent=2, sort_keys=True, default=str) + "\n"
+    if not module.check_mode:
+        os.makedirs(params["dir"], 0o755, exist_ok=True)
+        for path in (copy, latest):
+            staging = os.path.join(module.tmpdir, "record.json")
+            with open(staging, "w") as handle:
+                handle.write(text)
+            module.atomic_move(staging, path)
+        copies = sorted(n for n in os.listdir(params["dir"]) if n.startswith("result-") and n.endswith(".json"))
+        for name in copies[: max(len(copies) - params["keep"], 0)]:
+            os.unlink(os.path.join(params["dir"], name))
+    module.exit_json(changed=True, record=record, summary=_report.summary_lines(record), latest=latest, snapshot=copy)
+
+
+if __name__ == "__main__":
+    main()

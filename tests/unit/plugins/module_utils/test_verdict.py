@@ -1,0 +1,187 @@
+"""Spec lookup, fractions of peak, thresholds and multi-GPU gating."""
+
+from __future__ import annotations
+
+from typing import Any, Dict
+
+import pytest
+from ansible_collections.gpulab.dlstack.plugins.module_utils import _verdict as v
+from ansible_collections.gpulab.dlstack.plugins.module_utils._matrix import GPUS
+
+TH = dict(v.DEFAULT_THRESHOLDS)
+H100_FACTS = {"pci_device_id": "2330", "name": "NVIDIA H100 80GB HBM3", "pcie_gen_max": 5, "pcie_width_max": 16}
+
+
+def test_worst_orders_statuses_and_skip_only_when_nothing_ran() -> None:
+    assert v.worst(["pass", "skip", "warn"]) == "warn"
+    assert v.worst(["pass", "fail", "warn"]) == "fail"
+    assert v.worst(["skip", "pass"]) == "pass"
+    assert v.worst(["skip"]) == "skip"
+    assert v.worst([]) == "skip"
+
+
+@pytest.mark.parametrize(
+    ("fraction", "expected"),
+    [(0.80, "pass"), (0.70, "pass"), (0.6999, "warn"), (0.60, "warn"), (0.5999, "fail"), (0.0, "fail")],
+)
+def test_grade_boundaries(fraction: float, expected: str) -> None:
+    assert v.grade(fraction, 0.70, 0.60) == expected
+
+
+def test_link_rates_are_theoretical_one_way() -> None:
+    assert v.link_gbs(3, 16) == 16.0
+    assert v.link_gbs(4, 16) == 32.0
+    assert v.link_gbs(5, 16) == 64.0
+    assert v.link_gbs(4, 8) == 16.0
+    assert v.link_gbs(None, 16) is None
+    assert v.link_gbs(9, 16) is None
+
+
+def test_lookup_by_pci_id_then_name() -> None:
+    specs = v.merge_specs([])
+    assert v.lookup_spec(specs, "2335", None)["name"] == "NVIDIA H200"
+    assert v.lookup_spec(specs, None, "nvidia h100 80gb hbm3")["peak_tflops"]["bf16"] == 989.0
+    assert v.lookup_spec(specs, "ffff", "Unknown GPU") is None
+
+
+def test_merge_updates_known_row_without_touching_the_table() -> None:
+    specs = v.merge_specs([{"pci_device_ids": ["2330"], "peak_tflops": {"bf16": 900.0}}])
+    row = v.lookup_spec(specs, "2330", None)
+    assert row["peak_tflops"]["bf16"] == 900.0
+    assert row["peak_tflops"]["fp16"] == 989.0
+    assert row["source"].startswith("user override")
+    original = next(g for g in GPUS if "2330" in g["pci_device_ids"])
+    assert original["peak_tflops"]["bf16"] == 989.0
+
+
+def test_merge_adds_new_row() -> None:
+    new = {"name": "NVIDIA RTX 6000 Ada Generation", "pci_device_ids": ["26B1"], "peak_tflops": {"bf16": 182.2}}
+    specs = v.merge_specs([new])
+    assert len(specs) == len(GPUS) + 1
+    assert v.lookup_spec(specs, "26b1", None)["peak_tflops"]["bf16"] == 182.2
+
+
+def matmul(tflops: float, err: Any = 1e-3, n: int = 8192) -> Dict[str, Any]:
+    return {"tflops": tflops, "max_rel_err": err, "n": n, "iterations": 10}
+
+
+def h100() -> Dict[str, Any]:
+    return v.lookup_spec(v.merge_specs([]), "2330", None)
+
+
+def test_matmul_fraction_and_verdicts() -> None:
+    spec = h100()
+    good = v.judge_check("matmul_bf16", matmul(790.0), spec, None, TH)
+    assert good["status"] == "pass"
+    assert good["fraction"] == pytest.approx(790.0 / 989.0)
+    assert v.judge_check("matmul_bf16", matmul(650.0), spec, None, TH)["status"] == "warn"
+    assert v.judge_check("matmul_bf16", matmul(500.0), spec, None, TH)["status"] == "fail"
+
+
+def test_numerical_mismatch_fails_even_when_fast() -> None:
+    entry = v.judge_check("matmul_fp16", matmul(900.0, err=0.2), h100(), None, TH)
+    assert entry["status"] == "fail"
+    assert "Numerical mismatch" in entry["reason"]
+    nan = v.judge_check("matmul_fp32", matmul(60.0, err=None), h100(), None, TH)
+    assert nan["status"] == "fail" and "NaN" in nan["reason"]
+
+
+def test_tolerance_depends_on_precision() -> None:
+    assert v.judge_check("matmul_bf16", matmul(790.0, err=5e-3), h100(), None, TH)["status"] == "pass"
+    assert v.judge_check("matmul_fp32", matmul(60.0, err=5e-3), h100(), None, TH)["status"] == "fail"
+
+
+def test_unknown_gpu_is_never_pass() -> None:
+    entry = v.judge_check("matmul_bf16", matmul(100.0), None, None, TH)
+    assert entry["status"] == "warn"
+    assert "peaks" in entry["reason"]
+
+
+def test_skip_and_error_pass_through() -> None:
+    assert v.judge_check("matmul_tf32", {"skipped": "no TF32"}, h100(), None, TH) == {
+        "status": "skip",
+        "reason": "no TF32",
+    }
+    assert v.judge_check("memory_bw", {"error": "RuntimeError: boom"}, h100(), None, TH)["status"] == "fail"
+    assert v.judge_check("h2d", None, h100(), None, TH)["status"] == "skip"
+
+
+def test_memory_bandwidth() -> None:
+    spec = h100()
+    assert v.judge_check("memory_bw", {"gbs": 2900.0, "copy_ok": True}, spec, None, TH)["status"] == "pass"
+    assert v.judge_check("memory_bw", {"gbs": 2500.0, "copy_ok": True}, spec, None, TH)["status"] == "warn"
+    assert v.judge_check("memory_bw", {"gbs": 2900.0, "copy_ok": False}, spec, None, TH)["status"] == "fail"
+
+
+def test_host_copies_against_the_driver_link() -> None:
+    link = v.link_for(H100_FACTS, h100())
+    assert link is not None and link["gbs"] == 64.0 and "(driver)" in link["basis"]
+    assert v.judge_check("h2d", {"gbs": 50.0, "pinned": True}, h100(), link, TH)["status"] == "pass"
+    assert v.judge_check("d2h", {"gbs": 30.0, "pinned": True}, h100(), link, TH)["status"] == "fail"
+    pageable = v.judge_check("h2d", {"gbs": 50.0, "pinned": False}, h100(), link, TH)
+    assert pageable["status"] == "skip"
+
+
+def test_link_falls_back_to_spec_table_and_then_to_warn() -> None:
+    link = v.link_for({"pcie_gen_max": None}, h100())
+    assert link is not None and "(spec table)" in link["basis"] and link["gbs"] == 64.0
+    assert v.judge_check("h2d", {"gbs": 20.0, "pinned": True}, None, None, TH)["status"] == "warn"
+
+
+def gpu(index: int, bf16: float, h2d: float = 50.0) -> Dict[str, Any]:
+    return {
+        "index": index,
+        "name": "NVIDIA H100 80GB HBM3",
+        "compute_capability": "9.0",
+        "checks": {
+            "matmul_bf16": matmul(bf16),
+            "matmul_tf32": {"skipped": "not asked"},
+            "h2d": {"gbs": h2d, "pinned": True, "bytes": 1},
+        },
+    }
+
+
+def test_judge_gpu_uses_facts_for_spec_and_link() -> None:
+    judged = v.judge_gpu(gpu(0, 800.0), H100_FACTS, v.merge_specs([]), TH)
+    assert judged["spec"]["name"] == "NVIDIA H100 80GB HBM3"
+    assert judged["link"]["gen"] == 5
+    assert judged["verdict"] == "pass"
+    assert judged["checks"]["matmul_tf32"]["status"] == "skip"
+
+
+def test_host_is_gated_on_slowest_gpu() -> None:
+    specs = v.merge_specs([])
+    gpus = [v.judge_gpu(gpu(i, bf16), H100_FACTS, specs, TH) for i, bf16 in enumerate([800.0, 795.0, 640.0])]
+    host = v.judge_host(gpus, TH)
+    assert host["matmul_bf16"]["status"] == "warn"
+    assert host["matmul_bf16"]["slowest_gpu"] == 2
+    assert host["matmul_bf16"]["value"] == 640.0
+    assert host["matmul_bf16"]["spread_flagged"] is True
+    assert v.worst(c["status"] for c in host.values()) == "warn"
+
+
+def test_spread_between_passing_gpus_turns_warn() -> None:
+    specs = v.merge_specs([])
+    gpus = [v.judge_gpu(gpu(i, bf16), H100_FACTS, specs, TH) for i, bf16 in enumerate([850.0, 790.0])]
+    host = v.judge_host(gpus, TH)
+    assert all(g["checks"]["matmul_bf16"]["status"] == "pass" for g in gpus)
+    assert host["matmul_bf16"]["spread_pct"] == pytest.approx(7.06, abs=0.01)
+    assert host["matmul_bf16"]["status"] == "warn"
+    assert "differ" in host["matmul_bf16"]["reason"]
+
+
+def test_even_gpus_stay_pass() -> None:
+    specs = v.merge_specs([])
+    gpus = [v.judge_gpu(gpu(i, bf16), H100_FACTS, specs, TH) for i, bf16 in enumerate([800.0, 790.0])]
+    host = v.judge_host(gpus, TH)
+    assert host["matmul_bf16"]["status"] == "pass"
+    assert "spread_flagged" not in host["matmul_bf16"]
+    assert host["matmul_tf32"]["status"] == "skip"
+
+
+def test_compare_figures_flags_only_drops_beyond_pct() -> None:
+    current = {"a": 90.0, "b": 50.0, "c": 120.0, "d": 1.0}
+    previous = {"a": 100.0, "b": 100.0, "c": 100.0}
+    regressions = v.compare_figures(current, previous, 20.0)
+    assert [r["figure"] for r in regressions] == ["b"]
+    assert regressions[0]["change_pct"] == -50.0

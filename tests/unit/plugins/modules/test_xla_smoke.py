@@ -1,0 +1,74 @@
+"""xla_smoke module: check mode, skip without a framework, verdict logic, and a real CPU run when possible.
+
+The real run needs DLSTACK_TEST_XLA_PYTHON pointing at an interpreter with TensorFlow or JAX.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from typing import Callable, Tuple
+
+import pytest
+from ansible.module_utils import basic
+from ansible_collections.gpulab.dlstack.plugins.module_utils import _gpu_info
+from ansible_collections.gpulab.dlstack.plugins.modules import xla_smoke
+
+Runner = Callable[..., Tuple[bool, dict]]
+XLA_PYTHON = os.environ.get("DLSTACK_TEST_XLA_PYTHON", "")
+NO_FRAMEWORK = all(importlib.util.find_spec(m) is None for m in ("tensorflow", "jax"))
+
+
+@pytest.fixture(autouse=True)
+def no_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(xla_smoke, "gather", lambda *a, **k: _gpu_info.empty_result("no driver"))
+
+
+def test_check_mode_runs_nothing(run_module: Runner, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", lambda *a, **k: pytest.fail("ran a command"))
+    failed, result = run_module(xla_smoke.main, {"backend": "jax", "device": "cpu"}, check_mode=True)
+    assert not failed and result["changed"] is False
+    assert result["would_run"]["backend"] == "jax" and result["would_run"]["device"] == "cpu"
+    assert result["checks"] == {} and result["verdict"] == "skip"
+
+
+@pytest.mark.skipif(not NO_FRAMEWORK, reason="this interpreter has TensorFlow or JAX, so it cannot show the skip")
+def test_skip_without_framework(run_module: Runner) -> None:
+    failed, result = run_module(xla_smoke.main, {"python": sys.executable})
+    assert not failed
+    assert result["verdict"] == "skip"
+    assert "None of tensorflow, jax is importable" in result["reason"]
+    failed, result = run_module(xla_smoke.main, {"python": sys.executable, "required": True})
+    assert failed and result["verdict"] == "fail"
+
+
+def test_bad_sizes_fail(run_module: Runner) -> None:
+    failed, result = run_module(xla_smoke.main, {"size": 0})
+    assert failed and "must be positive" in result["msg"]
+
+
+def test_judge() -> None:
+    agree = xla_smoke.judge(
+        {"result": {"allclose": True, "max_abs_err": 2e-7, "rtol": 1e-5, "atol": 1e-4, "speedup": 0.7}}, False
+    )
+    assert agree["status"] == "pass" and agree["speedup"] == 0.7
+    differ = xla_smoke.judge({"result": {"allclose": False, "max_abs_err": 0.3, "rtol": 1e-5, "atol": 1e-4}}, False)
+    assert differ["status"] == "fail" and "mismatch" in differ["reason"]
+    assert xla_smoke.judge({"skipped": "torch.compile is not XLA"}, False)["status"] == "skip"
+    assert xla_smoke.judge({"skipped": "no torch_xla"}, True)["status"] == "fail"
+    assert xla_smoke.judge({}, False)["status"] == "fail"
+
+
+@pytest.mark.skipif(not XLA_PYTHON, reason="DLSTACK_TEST_XLA_PYTHON is not set to an interpreter with TensorFlow/JAX")
+@pytest.mark.parametrize("backend", ["tensorflow", "jax"])
+def test_real_cpu_run(run_module: Runner, backend: str) -> None:
+    args = {"python": XLA_PYTHON, "backend": backend, "device": "auto", "size": 512, "steps": 4, "time_budget": 1}
+    failed, result = run_module(xla_smoke.main, args)
+    if failed and "not importable" in result.get("msg", ""):
+        pytest.skip(f"{backend} is not importable by {XLA_PYTHON}")
+    assert not failed, result
+    assert result["verdict"] == "pass", result["reason"]
+    assert result["device"] == "cpu"
+    assert result["backend"] == backend and result["versions"][backend]
+    assert result["checks"]["xla"]["speedup"] > 0

@@ -228,32 +228,69 @@ def demo(session: nox.Session) -> None:
         _docker("rm", "-f", name, check=False)
 
 
+def _playbook(session: nox.Session, hosts: list[str], playbook: str, *extra: str) -> tuple[float, dict[str, int]]:
+    """Run a playbook against test-bed containers; return its wall time and the changed count per host."""
+    started = time.monotonic()
+    output = session.run(
+        _tool("ansible-playbook"),
+        "-i",
+        ",".join(hosts) + ",",
+        "-c",
+        "community.docker.docker",
+        playbook,
+        *extra,
+        env=_testbed_env(),
+        silent=True,
+    )
+    elapsed = round(time.monotonic() - started, 1)
+    changed = {
+        m.group(1): int(m.group(2))
+        for m in re.finditer(r"^(\S+)\s*:\s*ok=\d+\s+changed=(\d+)", str(output), flags=re.MULTILINE)
+    }
+    return elapsed, changed
+
+
 @nox.session(venv_backend="none")
 def bench(session: nox.Session) -> None:
-    """Benchmarks that write figures (JSON under reports/bench/); nothing here is a pass/fail test."""
+    """Benchmarks that write figures (reports/bench/*.json); nothing here is a pass/fail test.
+
+    `nox -s bench -- 1,4,8` sets the fleet sizes provisioned at once (default 1,4,8).
+    """
     _install(session)
-    env = _testbed_env()
+    sizes = [int(n) for n in (session.posargs[0] if session.posargs else "1,4,8").split(",") if n]
     out = ROOT / "reports" / "bench"
     out.mkdir(parents=True, exist_ok=True)
-    session.run(_tool("python"), TESTBED, "images", "debian12", env=env)
-    name = f"dlstack-bench-{os.getpid()}"
+    session.run(_tool("python"), TESTBED, "images", "debian12", env=_testbed_env())
     figures: dict[str, object] = {
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "host_cpus": os.cpu_count(),
+        "revision": subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False
+        ).stdout.strip(),
     }
+    name = f"dlstack-bench-{os.getpid()}"
     _start_container(name, "debian12")
     try:
-        for label in ("provision_cold_s", "provision_rerun_s"):
-            started = time.monotonic()
-            session.run(
-                _tool("ansible-playbook"), "-i", f"{name},", "-c", "community.docker.docker", "provision.yml", env=env
-            )
-            figures[label] = round(time.monotonic() - started, 1)
+        figures["provision_cold_s"], _ = _playbook(session, [name], "provision.yml")
+        figures["provision_rerun_s"], changed = _playbook(session, [name], "provision.yml")
+        figures["provision_rerun_changed"] = changed.get(name)
+        figures["verify_s"], _ = _playbook(session, [name], "playbooks/verify.yml")
     finally:
         _docker("rm", "-f", name, check=False)
+    fleet: dict[str, float] = {}
+    for size in sizes:
+        names = [f"dlstack-bench-{os.getpid()}-{size}-{i}" for i in range(size)]
+        for host in names:
+            _start_container(host, "debian12")
+        try:
+            fleet[str(size)], _ = _playbook(session, names, "provision.yml", "-f", str(max(size, 5)))
+        finally:
+            for host in names:
+                _docker("rm", "-f", host, check=False)
+    figures["provision_fleet_s"] = fleet
     path = out / "provision.json"
     path.write_text(json.dumps(figures, indent=2) + "\n")
-    session.log(f"wrote {path}: {figures}")
+    session.log(f"wrote {path}: {json.dumps(figures)}")
 
 
 @nox.session(venv_backend="none")

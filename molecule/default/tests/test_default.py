@@ -87,4 +87,40 @@ def test_verification_stored_with_honest_skips(host):
         assert record["verdicts"][name] == "skip"
         assert modules[name]["reason"]
     assert record["verdicts"]["gpu_info"] == "skip"
-    assert record["verdict"] in {"pass", "warn", "skip"}
+
+
+def test_xla_smoke_ran_for_real_on_cpu_with_tensorflow(host):
+    record = _verify_record(host)
+    xla = record["modules"]["xla_smoke"]
+    assert xla["backend"] == "tensorflow", xla
+    assert xla["checks"]["xla"]["status"] == "pass", xla
+    assert record["verdict"] in {"pass", "warn"}
+
+
+ENV = f"{PREFIX}/envs/default"
+
+
+def test_default_environment_uses_the_distribution_python(host):
+    env_py = host.check_output(f"{ENV}/bin/python -c 'import sys; print(sys.version_info[:2])'")
+    sys_py = host.check_output("python3 -c 'import sys; print(sys.version_info[:2])'")
+    assert env_py == sys_py
+    assert host.file("/var/lib/dlstack/python_env/default.requirements.txt").exists
+
+
+def test_tensorflow_cpu_wheel_matches_the_resolved_stack(host):
+    show = host.check_output(f"{ENV}/bin/pip show tensorflow-cpu")
+    assert re.search(r"^Version: 2\.21\.", show, flags=re.MULTILINE), show
+
+
+def test_tensorflow_imports_and_runs_an_xla_function_in_the_environment(host):
+    out = host.check_output(f"bash -c '. {ENV}/bin/activate && python {ENV}/share/dlstack/tf_probe.py --xla'")
+    probe = json.loads(out.strip().splitlines()[-1])
+    assert probe["imported"] is True
+    assert probe["version"].startswith("2.21")
+    assert probe["gpus"] == []
+    assert probe["xla"]["ok"] is True
+
+
+def test_activation_hook_is_installed(host):
+    assert "# BEGIN gpulab.dlstack tensorflow hook" in host.file(f"{ENV}/bin/activate").content_string
+    assert host.file(f"{ENV}/etc/dlstack/tf-env.sh").exists

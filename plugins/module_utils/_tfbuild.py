@@ -449,7 +449,8 @@ def build_plan(
     env = attempt(configure_env, stack, opts, ccs, copts or "-Wno-sign-compare") if copts else None
     if problems:
         raise BuildPlanError(problems)
-    assert env is not None and limits is not None and copts is not None
+    if env is None or limits is None or copts is None:
+        raise AssertionError("a plan step returned nothing without recording a problem")
 
     startup, flags, argv, target = bazel_command(stack, opts, limits)
     lines = tf_configure_lines(env, era)

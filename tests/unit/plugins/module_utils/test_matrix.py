@@ -31,7 +31,7 @@ GPU_KEYS = {
 }
 
 
-@pytest.mark.parametrize(("table", "index", "row"), ALL_ROWS, ids=[f"{t}[{i}]" for t, i, _ in ALL_ROWS])
+@pytest.mark.parametrize(("table", "index", "row"), ALL_ROWS, ids=[f"{t}[{i}]" for t, i, _row in ALL_ROWS])
 def test_every_row_names_a_source(table: str, index: int, row: Dict[str, Any]) -> None:
     assert isinstance(row.get("source"), str)
     assert len(row["source"]) > 10, f"{table}[{index}] needs a public source"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.gpulab.dlstack.plugins.module_utils._workloads import SCRIPTS
@@ -128,3 +129,42 @@ def write_dest(module: Any, dest: Optional[str], result: Dict[str, Any]) -> bool
 def unavailable_status(required: bool) -> str:
     """Status for something that could not run: skip, or fail when the caller said it is required."""
     return "fail" if required else "skip"
+
+
+def start(module: Any, positive: Tuple[str, ...]) -> Tuple[str, Dict[str, Any]]:
+    """Check the parameters every smoke module shares; return the interpreter and a result that says nothing ran."""
+    params = module.params
+    python = params["python"] or default_python()
+    problem = check_python(python)
+    if problem:
+        module.fail_json(msg=problem)
+    if any(params[key] <= 0 for key in positive):
+        got = ", ".join(f"{key}={params[key]}" for key in positive)
+        module.fail_json(msg="{} must be positive; got {}.".format(", ".join(positive), got))
+    result: Dict[str, Any] = {
+        "changed": False,
+        "verdict": "skip",
+        "reason": "",
+        "backend": None,
+        "versions": {},
+        "python": python,
+        "checks": {},
+    }
+    return python, result
+
+
+def exit_check_mode(module: Any, result: Dict[str, Any], would_run: Dict[str, Any]) -> None:
+    """In check mode a smoke module runs nothing and says what it would run."""
+    result["would_run"] = would_run
+    result["reason"] = "Check mode: nothing was run."
+    module.exit_json(**result)
+
+
+def finish(module: Any, result: Dict[str, Any], started: float, failure: str) -> None:
+    """Record the elapsed time, write dest, and exit; with required, a skip or a fail fails the task."""
+    params = module.params
+    result["elapsed_s"] = round(time.monotonic() - started, 3)
+    result["changed"] = write_dest(module, params["dest"], result)
+    if params["required"] and result["verdict"] in ("skip", "fail"):
+        module.fail_json(msg=result["reason"] or failure, **result)
+    module.exit_json(**result)

@@ -310,12 +310,7 @@ def main() -> None:
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     started = time.monotonic()
     params = module.params
-    python = params["python"] or _smoke.default_python()
-    problem = _smoke.check_python(python)
-    if problem:
-        module.fail_json(msg=problem)
-    if params["time_budget"] <= 0:
-        module.fail_json(msg="time_budget={} must be a positive number of seconds.".format(params["time_budget"]))
+    python, result = _smoke.start(module, ("time_budget",))
     thresholds = dict(_verdict.DEFAULT_THRESHOLDS)
     thresholds.update({k: v for k, v in (params["thresholds"] or {}).items() if v is not None})
     specs = _verdict.merge_specs(params["peaks"])
@@ -324,37 +319,19 @@ def main() -> None:
         return module.run_command(cmd, environ_update={"LC_ALL": "C"})
 
     facts = gather(run, module.get_bin_path("nvidia-smi"), pynvml)
-    result: Dict[str, Any] = {
-        "changed": False,
-        "verdict": "skip",
-        "reason": "",
-        "backend": None,
-        "versions": {},
-        "python": python,
-        "checks": {},
-        "gpus": [],
-        "thresholds": thresholds,
-        "time_budget": params["time_budget"],
-        "gpu_facts": {k: facts.get(k) for k in ("source", "count", "driver_version", "cuda_driver_version", "reason")},
-    }
+    result.update(
+        gpus=[],
+        thresholds=thresholds,
+        time_budget=params["time_budget"],
+        gpu_facts={k: facts.get(k) for k in ("source", "count", "driver_version", "cuda_driver_version", "reason")},
+    )
 
     def finish() -> None:
-        result["elapsed_s"] = round(time.monotonic() - started, 3)
-        result["changed"] = _smoke.write_dest(module, params["dest"], result)
-        if params["required"] and result["verdict"] in ("skip", "fail") and result["reason"]:
-            module.fail_json(msg=result["reason"], **result)
-        module.exit_json(**result)
+        _smoke.finish(module, result, started, "The GPU check did not pass.")
 
     if module.check_mode:
-        result["would_run"] = {
-            "python": python,
-            "backend": params["backend"],
-            "checks": params["checks"],
-            "gpus": facts["count"],
-            "time_budget": params["time_budget"],
-        }
-        result["reason"] = "Check mode: nothing was run."
-        module.exit_json(**result)
+        would_run = {key: params[key] for key in ("backend", "checks", "time_budget")}
+        _smoke.exit_check_mode(module, result, dict(would_run, python=python, gpus=facts["count"]))
 
     if not facts["gpus"]:
         result["verdict"] = _smoke.unavailable_status(params["required"])

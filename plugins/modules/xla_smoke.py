@@ -203,40 +203,14 @@ def main() -> None:
     )
     started = time.monotonic()
     params = module.params
-    python = params["python"] or _smoke.default_python()
-    problem = _smoke.check_python(python)
-    if problem:
-        module.fail_json(msg=problem)
-    if params["time_budget"] <= 0 or params["size"] < 1 or params["steps"] < 1:
-        module.fail_json(
-            msg="time_budget, size and steps must be positive; got {}, {}, {}.".format(
-                params["time_budget"], params["size"], params["steps"]
-            )
-        )
-    result: Dict[str, Any] = {
-        "changed": False,
-        "verdict": "skip",
-        "reason": "",
-        "backend": None,
-        "versions": {},
-        "python": python,
-        "checks": {},
-    }
+    python, result = _smoke.start(module, ("time_budget", "size", "steps"))
 
     def finish() -> None:
-        result["elapsed_s"] = round(time.monotonic() - started, 3)
-        result["changed"] = _smoke.write_dest(module, params["dest"], result)
-        if params["required"] and result["verdict"] in ("skip", "fail"):
-            module.fail_json(msg=result["reason"] or "The XLA check did not pass.", **result)
-        module.exit_json(**result)
+        _smoke.finish(module, result, started, "The XLA check did not pass.")
 
     if module.check_mode:
-        result["would_run"] = {
-            key: params[key] for key in ("backend", "device", "size", "steps", "time_budget", "rtol", "atol")
-        }
-        result["would_run"]["python"] = python
-        result["reason"] = "Check mode: nothing was run."
-        module.exit_json(**result)
+        would_run = {key: params[key] for key in ("backend", "device", "size", "steps", "time_budget", "rtol", "atol")}
+        _smoke.exit_check_mode(module, result, dict(would_run, python=python))
 
     def run(cmd: List[str]) -> Any:
         return module.run_command(cmd, environ_update={"LC_ALL": "C"})

@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parent
 REQUIREMENTS = str(ROOT / "requirements-dev.txt")
 TESTBED = str(ROOT / "tests" / "testbed" / "testbed.py")
 CACHE = Path(os.environ.get("DLSTACK_TESTBED_CACHE", Path.home() / ".cache" / "gpulab-dlstack"))
-# CPU scenarios run by `nox`; the gpu scenario needs a GPU host (see README).
-MOLECULE_SCENARIOS = ["default"]
+# Scenarios run by `nox`; gpu runs only where a GPU and the NVIDIA container runtime exist, else it is skipped.
+MOLECULE_SCENARIOS = ["default", "nvidia", "tfbuild", "fleet", "mirror", "gpu"]
 PYTHON_DIRS = ["plugins", "tests", "noxfile.py"]
 
 # One virtual environment with the pinned tools, shared by every session (installing Ansible
@@ -153,6 +153,10 @@ def units(session: nox.Session) -> None:
 @nox.parametrize("scenario", MOLECULE_SCENARIOS)
 def molecule(session: nox.Session, scenario: str) -> None:
     """One Molecule scenario in containers on the local test bed; prints the download-cache hits."""
+    if scenario == "gpu":
+        reason = _gpu_skip_reason()
+        if reason:
+            session.skip(f"gpu scenario skipped: {reason}")
     _install(session)
     env = _testbed_env()
     session.run(_tool("python"), TESTBED, "images", env=env)
@@ -162,6 +166,22 @@ def molecule(session: nox.Session, scenario: str) -> None:
         session.run(_tool("molecule"), "test", "-s", scenario, *session.posargs, env=env)
     finally:
         session.run(_tool("python"), TESTBED, "cache-report", str(snapshot), env=env)
+
+
+def _gpu_skip_reason() -> str | None:
+    """Why the gpu scenario cannot run here, or None when a GPU and Docker's NVIDIA runtime are present."""
+    try:
+        smi = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, check=False, timeout=60)
+    except (FileNotFoundError, subprocess.TimeoutExpired):
+        return "nvidia-smi is missing or does not answer: no usable NVIDIA GPU on this machine"
+    if smi.returncode != 0 or "GPU 0" not in smi.stdout:
+        return f"nvidia-smi -L found no GPU ({(smi.stdout + smi.stderr).strip()[:200]})"
+    info = subprocess.run(
+        ["docker", "info", "--format", "{{json .Runtimes}}"], capture_output=True, text=True, check=False
+    )
+    if "nvidia" not in info.stdout and shutil.which("nvidia-container-runtime-hook") is None:
+        return "Docker has no nvidia runtime: install the NVIDIA container toolkit (nvidia-ctk runtime configure)"
+    return None
 
 
 def _docker(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -271,10 +291,10 @@ def bench(session: nox.Session) -> None:
     name = f"dlstack-bench-{os.getpid()}"
     _start_container(name, "debian12")
     try:
-        figures["provision_cold_s"], _ = _playbook(session, [name], "provision.yml")
+        figures["provision_cold_s"] = _playbook(session, [name], "provision.yml")[0]
         figures["provision_rerun_s"], changed = _playbook(session, [name], "provision.yml")
         figures["provision_rerun_changed"] = changed.get(name)
-        figures["verify_s"], _ = _playbook(session, [name], "playbooks/verify.yml")
+        figures["verify_s"] = _playbook(session, [name], "playbooks/verify.yml")[0]
     finally:
         _docker("rm", "-f", name, check=False)
     fleet: dict[str, float] = {}
@@ -283,7 +303,7 @@ def bench(session: nox.Session) -> None:
         for host in names:
             _start_container(host, "debian12")
         try:
-            fleet[str(size)], _ = _playbook(session, names, "provision.yml", "-f", str(max(size, 5)))
+            fleet[str(size)] = _playbook(session, names, "provision.yml", "-f", str(max(size, 5)))[0]
         finally:
             for host in names:
                 _docker("rm", "-f", host, check=False)
@@ -291,6 +311,29 @@ def bench(session: nox.Session) -> None:
     path = out / "provision.json"
     path.write_text(json.dumps(figures, indent=2) + "\n")
     session.log(f"wrote {path}: {json.dumps(figures)}")
+    _bench_tfbuild(session, out)
+
+
+def _bench_tfbuild(session: nox.Session, out: Path) -> None:
+    """Cold build versus wheelhouse hit of the tensorflow_build test workspace (reports/bench/tfbuild.json)."""
+    name = f"dlstack-bench-tfbuild-{os.getpid()}"
+    report = out / "tfbuild.json"
+    _start_container(name, "debian12")
+    try:
+        session.run(
+            _tool("ansible-playbook"),
+            "-i",
+            f"{name},",
+            "-c",
+            "community.docker.docker",
+            str(ROOT / "molecule" / "tfbuild" / "bench.yml"),
+            "-e",
+            f"bench_report={report}",
+            env=_testbed_env(),
+        )
+    finally:
+        _docker("rm", "-f", name, check=False)
+    session.log(f"wrote {report}: {report.read_text()}")
 
 
 @nox.session(venv_backend="none")

@@ -1,0 +1,22 @@
+"""Assertions on a container converged with the GPU profile on a runner with NVIDIA GPUs."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def test_gpu_visible_in_container(host: Any) -> None:
+    out = host.check_output("nvidia-smi -L")
+    assert out.startswith("GPU 0:"), out
+
+
+def test_verification_passed_on_the_gpu(host: Any) -> None:
+    latest = json.loads(host.file("/var/lib/dlstack/verify/latest.json").content_string)
+    assert latest["verdict"] in {"pass", "warn"}, latest["verdict"]
+
+
+def test_local_facts_record_the_gpu(host: Any) -> None:
+    fact = json.loads(host.file("/etc/ansible/facts.d/dlstack.fact").content_string)
+    assert fact["gpu_present"] is True
+    assert fact["stack"]["cuda"], fact["stack"]

@@ -289,7 +289,8 @@ def cache_report(before_file: Path) -> None:
         reused = sum(1 for k in files if k in old)
         log(
             f"cache {name}: {len(files)} files ({sum(files.values()) / 2**20:.1f} MiB); "
-            f"downloaded this run: {len(new)} files ({sum(new.values()) / 2**20:.1f} MiB); already cached: {reused}"
+            f"added this run: {len(new)} files ({sum(new.values()) / 2**20:.1f} MiB); "
+            f"already there before the run: {reused}"
         )
 
 

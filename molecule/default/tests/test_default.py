@@ -103,3 +103,23 @@ def test_tensorflow_imports_and_runs_an_xla_function_in_the_environment(host):
 def test_activation_hook_is_installed(host):
     assert "# BEGIN gpulab.dlstack tensorflow hook" in host.file(f"{ENV}/bin/activate").content_string
     assert host.file(f"{ENV}/etc/dlstack/tf-env.sh").exists
+
+
+def test_numpy_pin_outside_the_resolved_range_fails_before_install(host, scenario_playbook):
+    proc = scenario_playbook("bad_input.yml", "-e", "molecule_numpy=1.25.0")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "numpy==1.25.0" in out
+    assert "numpy>=1.26.0" in out
+    assert not host.file(f"{PREFIX}/envs/badinput").exists
+
+
+def test_python_tensorflow_does_not_support_fails_in_preflight(host, scenario_playbook):
+    proc = scenario_playbook(
+        "bad_input.yml", "-e", "dlstack_tensorflow_version=2.21", "-e", "dlstack_python_version=3.9"
+    )
+    out = " ".join((proc.stdout + proc.stderr).split())
+    assert proc.returncode != 0
+    assert "Python 3.9" in out
+    assert "3.10-3.13" in out
+    assert not host.file(f"{PREFIX}/envs/badinput").exists

@@ -113,3 +113,11 @@ def test_daemon_json_merged_without_losing_other_keys(host):
     assert daemon["runtimes"]["nvidia"]["path"] == "nvidia-container-runtime"
     assert daemon["default-runtime"] == "nvidia"
     assert not host.file("/etc/cdi/nvidia.yaml").exists
+
+
+def test_gpu_info_with_the_driver_userspace_and_no_driver_loaded(host):
+    """gpu_info succeeds with no GPUs and says why: nvidia-smi is installed but no kernel driver answers."""
+    result = host.ansible("gpulab.dlstack.gpu_info", check=False)
+    assert result["gpus"] == []
+    assert "No NVIDIA driver is loaded or reachable (nvidia-smi rc=255" in result["reason"], result["reason"]
+    assert result["driver_library_mismatch"] is False

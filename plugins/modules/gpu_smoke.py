@@ -30,12 +30,8 @@ author:
 extends_documentation_fragment:
   - gpulab.dlstack.attributes
   - gpulab.dlstack.attributes.info_module
+  - gpulab.dlstack.smoke
 options:
-  python:
-    description:
-      - Absolute path of the Python interpreter that runs the workload, usually an environment's
-        C(bin/python). Defaults to the interpreter running this module.
-    type: str
   backend:
     description:
       - Framework that runs the workload. V(auto) takes the first importable GPU build of
@@ -114,9 +110,6 @@ options:
     description: Fail instead of skipping when there is no GPU or no usable backend.
     type: bool
     default: false
-  dest:
-    description: Also write the result as JSON to this file; the module then reports a change when the file changes.
-    type: path
 requirements:
   - One of torch, jax, cupy or tensorflow (GPU build) and numpy in the environment of O(python).
 notes:

@@ -25,12 +25,8 @@ author:
 extends_documentation_fragment:
   - gpulab.dlstack.attributes
   - gpulab.dlstack.attributes.info_module
+  - gpulab.dlstack.smoke
 options:
-  python:
-    description:
-      - Absolute path of the Python interpreter that runs the workload. Defaults to the interpreter
-        running this module.
-    type: str
   backend:
     description:
       - V(tf-trt) uses TensorFlow's converter, V(tensorrt) the TensorRT Python API. V(auto) takes
@@ -56,9 +52,6 @@ options:
     description: Fail instead of skipping when there is no GPU or no TensorRT.
     type: bool
     default: false
-  dest:
-    description: Also write the result as JSON to this file; the module then reports a change when the file changes.
-    type: path
 requirements:
   - TensorRT (C(tensorrt) Python package) with torch or cupy, or TensorFlow <= 2.17 built with TensorRT.
 notes:

@@ -25,12 +25,8 @@ author:
 extends_documentation_fragment:
   - gpulab.dlstack.attributes
   - gpulab.dlstack.attributes.info_module
+  - gpulab.dlstack.smoke
 options:
-  python:
-    description:
-      - Absolute path of the Python interpreter that runs the workload. Defaults to the interpreter
-        running this module.
-    type: str
   backend:
     description: Framework to test. V(auto) takes the first importable of tensorflow, jax.
     type: str
@@ -67,9 +63,6 @@ options:
     description: Fail instead of skipping when no backend with XLA is available.
     type: bool
     default: false
-  dest:
-    description: Also write the result as JSON to this file; the module then reports a change when the file changes.
-    type: path
 requirements:
   - tensorflow or jax, and numpy, in the environment of O(python).
 seealso:

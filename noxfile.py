@@ -341,3 +341,32 @@ def docs(session: nox.Session) -> None:
     """Regenerate each role's README variable table from meta/argument_specs.yml."""
     _install(session)
     session.run(_tool("python"), str(ROOT / "tests" / "docs" / "role_docs.py"), *session.posargs)
+
+
+# CPU builds of the gpu workload's backends, one virtual environment each under .nox/, for `nox -s backends`.
+BACKEND_REQUIREMENTS = {
+    "torch": ["torch==2.13.0+cpu", "numpy==2.4.6"],
+    "jax": ["jax[cpu]==0.10.2", "numpy==2.4.6"],
+}
+
+
+@nox.session(venv_backend="none")
+def backends(session: nox.Session) -> None:
+    """The gpu workload's torch and jax code on CPU, through a GPU stand-in (test_workloads_standin.py).
+
+    Not in the default sessions: the two environments take about 1.5 GB and a minute or two to create.
+    torch's CPU build (the +cpu wheel) must be reachable by pip's configured index or find-links.
+    """
+    _install(session)
+    env = {}
+    for backend, requirements in BACKEND_REQUIREMENTS.items():
+        venv = ROOT / ".nox" / f"_backend_{backend}"
+        python = venv / "bin" / "python"
+        stamp = venv / "dlstack-requirements.txt"
+        wanted = "\n".join(requirements) + "\n"
+        if not stamp.exists() or stamp.read_text() != wanted:
+            session.run(sys.executable, "-m", "venv", "--clear", str(venv))
+            session.run(str(python), "-m", "pip", "install", "-q", *requirements)
+            stamp.write_text(wanted)
+        env[f"DLSTACK_TEST_{backend.upper()}_PYTHON"] = str(python)
+    session.run(_tool("pytest"), "tests/unit/plugins/module_utils/test_workloads_standin.py", *session.posargs, env=env)

@@ -221,9 +221,10 @@ class Torch:
             per, iters = timed(lambda: dev.copy_(host, non_blocking=True), self.sync_for(index), seconds)
         else:
             per, iters = timed(lambda: host.copy_(dev, non_blocking=True), self.sync_for(index), seconds)
+        pinned = bool(host.is_pinned())
         del host, dev
         t.cuda.empty_cache()
-        return {"gbs": nbytes / per / 1e9, "bytes": nbytes, "iterations": iters, "pinned": True}
+        return {"gbs": nbytes / per / 1e9, "bytes": nbytes, "iterations": iters, "pinned": pinned}
 
 
 class Cupy:

@@ -63,7 +63,7 @@ options:
     default: /var/tmp/dlstack-tfbuild/src
   source_ref:
     description:
-      - Identity of the source (git tag and URL, or tarball checksum); part of the configuration hash.
+      - Identity of the source (git commit, tarball checksum or directory tree hash); part of the configuration hash.
     type: str
   python_bin:
     description:

@@ -27,10 +27,13 @@ def main() -> None:
     parser.add_argument("--out", required=True)
     parser.add_argument("--probe", required=True)
     parser.add_argument("--package", required=True)
+    parser.add_argument("--release", required=True, help="file naming the tree's release, as the wheel records it")
     args = parser.parse_args()
 
     isa = json.loads(subprocess.run([args.probe], check=True, capture_output=True, text=True).stdout)
-    info = {"isa": isa, "env": {k: os.environ[k] for k in ENV_KEYS if k in os.environ}}
+    with open(args.release, encoding="utf-8") as handle:
+        release = handle.read().strip()
+    info = {"isa": isa, "env": {k: os.environ[k] for k in ENV_KEYS if k in os.environ}, "release": release}
     with open(args.package, "rb") as handle:
         init = handle.read()
     files = {

@@ -6,7 +6,8 @@ Used by noxfile.py (molecule, demo and bench sessions) and by CI. Commands:
   testbed.py images [DISTRO ...]    make sure the base images exist (pull, else debootstrap + import)
   testbed.py cache-snapshot FILE    record what the download caches hold
   testbed.py cache-report FILE      print what was downloaded since the snapshot (cache hits)
-  testbed.py env                    print the environment variables the Molecule scenarios read
+  testbed.py proxy                  make sure the caching package proxy (pkgcache.py) answers on 127.0.0.1
+  testbed.py env                    start the proxy; print the environment variables the Molecule scenarios read
 
 Nothing here needs a container registry: when none answers, images are built with debootstrap
 from the Debian mirror this host is configured with.
@@ -15,6 +16,8 @@ from the Debian mirror this host is configured with.
 from __future__ import annotations
 
 import argparse
+import base64
+import contextlib
 import hashlib
 import json
 import os
@@ -24,17 +27,23 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 CACHE = Path(os.environ.get("DLSTACK_TESTBED_CACHE", Path.home() / ".cache" / "gpulab-dlstack"))
 IMAGE_REPO = "dlstack-testbed"
 # Bump when the image recipe (packages, customise_rootfs, import options) changes.
-RECIPE_VERSION = "1"
+RECIPE_VERSION = "3"
 PACKAGES = ["python3", "python3-apt", "sudo", "systemd", "systemd-sysv", "dbus", "ca-certificates", "procps"]
 DOCKERD_ARGS = ["--bridge=none", "--iptables=false", "--ip6tables=false"]
 DOCKERD_LOG = Path("/var/log/dlstack-testbed-dockerd.log")
 EXTRA_CA_DIR = Path("/usr/local/share/ca-certificates")
+PKGCACHE = Path(__file__).resolve().with_name("pkgcache.py")
+PROXY_DIR = CACHE / "pkgcache"
+PROXY_PORT = int(os.environ.get("DLSTACK_TESTBED_PROXY_PORT", "3147"))
+PROXY_URL = f"http://127.0.0.1:{PROXY_PORT}"
 
 
 @dataclass(frozen=True)
@@ -128,6 +137,7 @@ def recipe_hash(distro: Distro) -> str:
     h.update(RECIPE_VERSION.encode())
     h.update(" ".join(PACKAGES).encode())
     h.update(distro.key.encode())
+    h.update(PROXY_URL.encode())
     for cert in extra_ca_certs():
         h.update(cert.read_bytes())
     return h.hexdigest()[:12]
@@ -171,6 +181,25 @@ def customise_rootfs(root: Path, distro: Distro, archive: str, security: str | N
             link.symlink_to("/dev/null")
     for cert in extra_ca_certs():
         shutil.copy2(cert, root / "usr/local/share/ca-certificates" / cert.name)
+    for rel, text in package_index_config().items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+def package_index_config() -> dict[str, str]:
+    """The images' package settings: pip, uv and apt (http:// sources) go through the test bed's caching proxy.
+
+    Configuration files, not environment variables, so that they also hold under sudo (become). https://
+    apt sources go direct: the proxy cannot cache what it cannot read.
+    """
+    banner = "# gpulab.dlstack test bed: the caching package proxy on the host (tests/testbed/pkgcache.py)\n"
+    return {
+        "etc/pip.conf": f"{banner}[global]\nindex-url = {PROXY_URL}/simple/\n",
+        "etc/uv/uv.toml": f'{banner}[[index]]\nurl = "{PROXY_URL}/simple/"\ndefault = true\n',
+        "etc/apt/apt.conf.d/00dlstack-testbed-proxy": (
+            f'{banner}Acquire::http::Proxy "{PROXY_URL}/";\nAcquire::https::Proxy "DIRECT";\n'
+        ),
+    }
 
 
 def build_with_debootstrap(distro: Distro, ref: str) -> None:
@@ -233,11 +262,15 @@ def build_from_registry(distro: Distro, ref: str) -> bool:
     if pulled.returncode != 0:
         return False
     log(f"building {ref} from {distro.upstream_image}")
+    config = "".join(
+        f"RUN mkdir -p /{Path(rel).parent} && echo {base64.b64encode(text.encode()).decode()} | base64 -d > /{rel}\n"
+        for rel, text in package_index_config().items()
+    )
     dockerfile = (
         f"FROM {distro.upstream_image}\n"
         "RUN rm -f /etc/apt/apt.conf.d/docker-clean && apt-get update -qq && "
         f"DEBIAN_FRONTEND=noninteractive apt-get install -y -qq {' '.join(PACKAGES)} && rm -rf /var/lib/apt/lists/*\n"
-        'ENV container=docker\nCMD ["/lib/systemd/systemd"]\n'
+        f'{config}ENV container=docker\nCMD ["/lib/systemd/systemd"]\n'
     )
     run(["docker", "build", "-q", "-t", ref, "-"], input=dockerfile, stdout=subprocess.DEVNULL)
     return True
@@ -260,10 +293,11 @@ def ensure_image(key: str) -> str:
 
 
 def cache_dirs() -> dict[str, Path]:
-    dirs = {"pip": CACHE / "pip"}
-    for key in DISTROS:
-        dirs[f"apt-{key}"] = CACHE / "apt" / key / "archives"
-        (CACHE / "apt" / key / "lists").mkdir(parents=True, exist_ok=True)
+    dirs = {
+        "pip-wheels-built": CACHE / "pip",
+        "pip-proxy": PROXY_DIR / "pip-files",
+        "apt-proxy": PROXY_DIR / "apt",
+    }
     for path in dirs.values():
         path.mkdir(parents=True, exist_ok=True)
     return dirs
@@ -274,16 +308,47 @@ def snapshot() -> dict[str, dict[str, int]]:
     for name, path in cache_dirs().items():
         files = {}
         for f in path.rglob("*"):
-            if f.is_file() and "partial" not in f.parts and f.name != "lock":
+            if f.is_file() and "partial" not in f.parts and f.name != "lock" and not f.name.startswith(".part-"):
                 files[str(f.relative_to(path))] = f.stat().st_size
         result[name] = files
+    log_file = PROXY_DIR / "access.jsonl"
+    result["proxy-log"] = {"offset": log_file.stat().st_size if log_file.exists() else 0}
     return result
+
+
+def proxy_summary(offset: int) -> list[str]:
+    """What the package proxy served since offset of its access log: from the cache versus fetched upstream."""
+    log_file = PROXY_DIR / "access.jsonl"
+    if not log_file.exists():
+        return []
+    counts: dict[tuple[str, bool], list[int]] = {}
+    with log_file.open() as src:
+        src.seek(offset)
+        for line in src:
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            slot = counts.setdefault((entry["kind"], bool(entry["hit"])), [0, 0])
+            slot[0] += 1
+            slot[1] += int(entry["bytes"])
+    lines = []
+    for kind in ("pip-file", "pip-index", "apt", "apt-index"):
+        hit, miss = counts.get((kind, True), [0, 0]), counts.get((kind, False), [0, 0])
+        if hit[0] or miss[0]:
+            lines.append(
+                f"proxy {kind}: served from the host cache {hit[0]} ({hit[1] / 2**20:.1f} MiB); "
+                f"downloaded {miss[0]} ({miss[1] / 2**20:.1f} MiB)"
+            )
+    return lines
 
 
 def cache_report(before_file: Path) -> None:
     before = json.loads(before_file.read_text())
     after = snapshot()
     for name, files in after.items():
+        if name == "proxy-log":
+            continue
         old = before.get(name, {})
         new = {k: v for k, v in files.items() if k not in old}
         reused = sum(1 for k in files if k in old)
@@ -292,11 +357,90 @@ def cache_report(before_file: Path) -> None:
             f"added this run: {len(new)} files ({sum(new.values()) / 2**20:.1f} MiB); "
             f"already there before the run: {reused}"
         )
+    for line in proxy_summary(before.get("proxy-log", {}).get("offset", 0)):
+        log(line)
+
+
+def pip_upstream() -> str:
+    """The index the proxy fetches from: DLSTACK_TESTBED_PIP_UPSTREAM, the host's pip setting, or pip's default."""
+    if os.environ.get("DLSTACK_TESTBED_PIP_UPSTREAM"):
+        return os.environ["DLSTACK_TESTBED_PIP_UPSTREAM"]
+    if os.environ.get("PIP_INDEX_URL") and not os.environ["PIP_INDEX_URL"].startswith(PROXY_URL):
+        return os.environ["PIP_INDEX_URL"]
+    listed = run([sys.executable, "-m", "pip", "config", "list"], check=False, capture_output=True)
+    for line in listed.stdout.splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key.endswith(".index-url") and value.strip("'\"").startswith("http"):
+            return value.strip("'\"")
+    default = run(
+        [sys.executable, "-c", "from pip._internal.models.index import PyPI; print(PyPI.simple_url)"],
+        check=False,
+        capture_output=True,
+    )
+    if default.returncode != 0 or not default.stdout.strip():
+        raise TestbedError("cannot tell which pip index to proxy; set DLSTACK_TESTBED_PIP_UPSTREAM to its URL")
+    return default.stdout.strip()
+
+
+def proxy_version() -> str | None:
+    try:
+        with urllib.request.urlopen(f"{PROXY_URL}/-/health", timeout=5) as resp:
+            return resp.read().decode().strip()
+    except (urllib.error.URLError, OSError):
+        return None
+
+
+def ensure_proxy() -> None:
+    """Start pkgcache.py in the background unless the same version already answers on PROXY_PORT."""
+    wanted = hashlib.sha256(PKGCACHE.read_bytes()).hexdigest()[:12]
+    answering = proxy_version()
+    if answering == wanted:
+        log(f"package proxy answers on {PROXY_URL} (cache {PROXY_DIR})")
+        return
+    PROXY_DIR.mkdir(parents=True, exist_ok=True)
+    pid_file = PROXY_DIR / "server.pid"
+    if answering is not None and pid_file.exists():
+        log(f"restarting the package proxy (version {answering} -> {wanted})")
+        with contextlib.suppress(ProcessLookupError, ValueError):
+            os.kill(int(pid_file.read_text()), 15)
+        time.sleep(1)
+    upstream = pip_upstream()
+    with (PROXY_DIR / "server.log").open("ab") as out:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                str(PKGCACHE),
+                "--root",
+                str(PROXY_DIR),
+                "--port",
+                str(PROXY_PORT),
+                "--upstream",
+                upstream,
+            ],
+            stdout=out,
+            stderr=out,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    pid_file.write_text(str(proc.pid))
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if proxy_version() == wanted:
+            log(f"package proxy started on {PROXY_URL} (cache {PROXY_DIR}, log {PROXY_DIR / 'server.log'})")
+            return
+        if proc.poll() is not None:
+            break
+        time.sleep(0.5)
+    raise TestbedError(
+        f"the package proxy did not answer on {PROXY_URL}; see {PROXY_DIR / 'server.log'} "
+        "(another program on that port? set DLSTACK_TESTBED_PROXY_PORT)"
+    )
 
 
 def print_env() -> None:
     cache_dirs()
-    print(f"DLSTACK_TESTBED_CACHE={CACHE}")
+    ensure_proxy()
+    print(f"export DLSTACK_TESTBED_CACHE={CACHE}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -307,6 +451,7 @@ def main(argv: list[str] | None = None) -> int:
     img.add_argument("distros", nargs="*", default=list(DISTROS))
     for name in ("cache-snapshot", "cache-report"):
         sub.add_parser(name).add_argument("file", type=Path)
+    sub.add_parser("proxy")
     sub.add_parser("env")
     args = parser.parse_args(argv)
     try:
@@ -320,6 +465,8 @@ def main(argv: list[str] | None = None) -> int:
             args.file.write_text(json.dumps(snapshot()))
         elif args.cmd == "cache-report":
             cache_report(args.file)
+        elif args.cmd == "proxy":
+            ensure_proxy()
         elif args.cmd == "env":
             print_env()
     except (TestbedError, subprocess.CalledProcessError) as exc:

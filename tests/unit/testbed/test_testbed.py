@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -69,3 +70,28 @@ def test_recipe_hash_changes_with_the_recipe(monkeypatch: pytest.MonkeyPatch) ->
     assert before != testbed.recipe_hash(testbed.DISTROS["debian13"])
     monkeypatch.setattr(testbed, "PACKAGES", [*testbed.PACKAGES, "curl"])
     assert testbed.recipe_hash(testbed.DISTROS["debian12"]) != before
+
+
+def test_images_point_pip_and_uv_at_the_package_proxy() -> None:
+    config = testbed.package_index_config()
+    assert f"index-url = {testbed.PROXY_URL}/simple/" in config["etc/pip.conf"].splitlines()
+    assert f'url = "{testbed.PROXY_URL}/simple/"' in config["etc/uv/uv.toml"]
+
+
+def test_proxy_summary_counts_hits_and_downloads_after_the_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(testbed, "PROXY_DIR", tmp_path)
+    lines = [
+        {"kind": "pip-file", "hit": False, "bytes": 2**20, "what": "old.whl"},
+        {"kind": "pip-file", "hit": True, "bytes": 3 * 2**20, "what": "a.whl"},
+        {"kind": "pip-file", "hit": False, "bytes": 2**20, "what": "b.whl"},
+        {"kind": "apt", "hit": True, "bytes": 2**20, "what": "c.deb"},
+    ]
+    text = "".join(json.dumps(line) + "\n" for line in lines)
+    (tmp_path / "access.jsonl").write_text(text)
+    offset = len(json.dumps(lines[0])) + 1
+    assert testbed.proxy_summary(offset) == [
+        "proxy pip-file: served from the host cache 1 (3.0 MiB); downloaded 1 (1.0 MiB)",
+        "proxy apt: served from the host cache 1 (1.0 MiB); downloaded 0 (0.0 MiB)",
+    ]

@@ -1,0 +1,127 @@
+"""Assertions on hosts converged by the cuda_distro scenario: Debian's nvidia-cuda-toolkit through the roles."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+# Per platform: the CUDA release its non-free component carries and the runtime's soname.
+RELEASES = {"debian12": ("11.8", "libcudart.so.11.0"), "debian13": ("12.4", "libcudart.so.12")}
+
+PROBE = r"""
+#include <cstdio>
+#include <cuda_runtime.h>
+int main() {
+  int count = -1;
+  cudaError_t err = cudaGetDeviceCount(&count);
+  std::printf("CUDART_VERSION %d count %d %s\n", CUDART_VERSION, count, cudaGetErrorName(err));
+  return 0;
+}
+"""
+
+
+@pytest.fixture
+def release(host) -> tuple[str, str]:
+    return next(value for key, value in RELEASES.items() if key in host.backend.get_hostname())
+
+
+def test_toolkit_installed_from_debian_non_free(host, release):
+    version, _ = release
+    pkg = host.package("nvidia-cuda-toolkit")
+    assert pkg.is_installed
+    assert pkg.version.startswith(version + "."), pkg.version
+    policy = host.check_output("apt-cache policy nvidia-cuda-toolkit")
+    assert re.search(r"/debian \S+/non-free amd64 Packages", policy), policy
+
+
+def test_non_free_enabled_by_the_driver_role_keeping_the_mirror(host):
+    sources = host.file("/etc/apt/sources.list.d/debian.sources").content_string
+    assert "Components: main contrib non-free non-free-firmware" in sources
+    assert "URIs: " in sources
+
+
+def test_toolkit_laid_out_under_usr_local(host, release):
+    version, soname = release
+    prefix = f"/usr/local/cuda-{version}"
+    assert host.file(prefix).is_directory
+    assert host.file(f"{prefix}/bin/nvcc").mode & 0o111
+    assert host.file(f"{prefix}/include/cuda_runtime.h").is_file
+    major, minor = version.split(".")
+    header = host.file(f"{prefix}/include/cuda.h").content_string
+    assert re.search(rf"#define\s+CUDA_VERSION\s+{int(major) * 1000 + int(minor) * 10}\b", header)
+    assert host.file(f"{prefix}/lib64/libcudart.so").exists
+    assert host.file(f"{prefix}/lib64/{soname}").exists
+    assert host.check_output(f"readlink {prefix}/lib") == "lib64"
+
+
+def test_nvcc_from_the_toolkit_path_reports_the_release(host, release):
+    version, _ = release
+    out = host.check_output(f"/usr/local/cuda-{version}/bin/nvcc --version")
+    assert f"release {version}," in out, out
+
+
+def test_cuda_alternative_points_at_the_toolkit(host, release):
+    version, _ = release
+    assert host.file("/usr/local/cuda").linked_to == f"/usr/local/cuda-{version}"
+    query = host.check_output("update-alternatives --query cuda")
+    assert f"Value: /usr/local/cuda-{version}" in query
+
+
+def test_login_shell_gets_path_and_cuda_home(host, release):
+    version, _ = release
+    out = host.check_output("bash -lc 'echo $CUDA_HOME; echo $CUDA_PATH; command -v nvcc; nvcc --version'")
+    home, path, nvcc, *rest = out.splitlines()
+    assert home == path == "/usr/local/cuda"
+    assert nvcc == "/usr/local/cuda/bin/nvcc"
+    assert f"release {version}," in "\n".join(rest)
+
+
+def test_dynamic_linker_finds_the_runtime(host, release):
+    _, soname = release
+    conf = host.file("/etc/ld.so.conf.d/dlstack-cuda.conf").content_string
+    assert "/usr/local/cuda/lib64" in conf
+    assert re.search(
+        rf"{re.escape(soname)} .*=> /usr/local/cuda/lib64/{re.escape(soname)}$", host.check_output("ldconfig -p"), re.M
+    )
+
+
+def test_nvcc_builds_a_program_against_the_runtime(host, release):
+    """A login shell's nvcc builds a program on the shared runtime; without a GPU it runs and finds no device."""
+    version, soname = release
+    work = "/root/cuda-probe"  # /tmp is a noexec tmpfs in these containers
+    host.run(f"rm -rf {work} && mkdir {work}")
+    assert host.run(f"cat > {work}/probe.cu <<'EOF'\n{PROBE}EOF").rc == 0
+    build = host.run(f"bash -lc 'cd {work} && nvcc -cudart shared -o probe probe.cu'")
+    assert build.rc == 0, build.stdout + build.stderr
+    assert f"{soname} => /usr/local/cuda/lib64/{soname}" in host.check_output(f"ldd {work}/probe")
+    run = host.run(f"{work}/probe")
+    major, minor = version.split(".")
+    assert run.rc == 0, run.stdout + run.stderr
+    assert f"CUDART_VERSION {int(major) * 1000 + int(minor) * 10} count " in run.stdout, run.stdout
+    assert "cudaSuccess" not in run.stdout, run.stdout
+
+
+def test_marker_records_the_distro_source(host, release):
+    version, _ = release
+    marker = host.file(f"/usr/local/cuda-{version}/.dlstack-source-distro")
+    assert marker.is_file
+    assert f"installed CUDA {version} from distro" in marker.content_string
+    assert not host.file(f"/usr/local/cuda-{version}/.dlstack-source-pip").exists
+
+
+def test_check_mode_changes_nothing_on_a_converged_host(check_mode_recap):
+    recap = check_mode_recap()
+    assert re.search(r"\bchanged=0\b", recap), recap
+
+
+def test_version_the_distribution_does_not_carry_fails_before_any_change(host, release, scenario_playbook):
+    version, _ = release
+    proc = scenario_playbook("bad_input.yml", "-e", "molecule_bad_cuda_version=12.6")
+    out = " ".join((proc.stdout + proc.stderr).split())
+    assert proc.returncode != 0
+    assert "does not carry CUDA 12.6" in out, out[-3000:]
+    assert f'request "{version}" in cuda_toolkit_versions' in out, out[-3000:]
+    assert re.search(r"\bchanged=0\b.*\bfailed=1\b", out), out[-3000:]
+    assert not host.file("/usr/local/cuda-12.6").exists
+    assert host.file("/usr/local/cuda").linked_to == f"/usr/local/cuda-{version}"

@@ -27,7 +27,7 @@ def release(host) -> tuple[str, str]:
 
 
 def test_toolkit_installed_from_debian_non_free(host, release):
-    version, _ = release
+    version = release[0]
     pkg = host.package("nvidia-cuda-toolkit")
     assert pkg.is_installed
     assert pkg.version.startswith(version + "."), pkg.version
@@ -56,20 +56,20 @@ def test_toolkit_laid_out_under_usr_local(host, release):
 
 
 def test_nvcc_from_the_toolkit_path_reports_the_release(host, release):
-    version, _ = release
+    version = release[0]
     out = host.check_output(f"/usr/local/cuda-{version}/bin/nvcc --version")
     assert f"release {version}," in out, out
 
 
 def test_cuda_alternative_points_at_the_toolkit(host, release):
-    version, _ = release
+    version = release[0]
     assert host.file("/usr/local/cuda").linked_to == f"/usr/local/cuda-{version}"
     query = host.check_output("update-alternatives --query cuda")
     assert f"Value: /usr/local/cuda-{version}" in query
 
 
 def test_login_shell_gets_path_and_cuda_home(host, release):
-    version, _ = release
+    version = release[0]
     out = host.check_output("bash -lc 'echo $CUDA_HOME; echo $CUDA_PATH; command -v nvcc; nvcc --version'")
     home, path, nvcc, *rest = out.splitlines()
     assert home == path == "/usr/local/cuda"
@@ -78,7 +78,7 @@ def test_login_shell_gets_path_and_cuda_home(host, release):
 
 
 def test_dynamic_linker_finds_the_runtime(host, release):
-    _, soname = release
+    soname = release[1]
     conf = host.file("/etc/ld.so.conf.d/dlstack-cuda.conf").content_string
     assert "/usr/local/cuda/lib64" in conf
     assert re.search(
@@ -103,7 +103,7 @@ def test_nvcc_builds_a_program_against_the_runtime(host, release):
 
 
 def test_marker_records_the_distro_source(host, release):
-    version, _ = release
+    version = release[0]
     marker = host.file(f"/usr/local/cuda-{version}/.dlstack-source-distro")
     assert marker.is_file
     assert f"installed CUDA {version} from distro" in marker.content_string
@@ -116,7 +116,7 @@ def test_check_mode_changes_nothing_on_a_converged_host(check_mode_recap):
 
 
 def test_version_the_distribution_does_not_carry_fails_before_any_change(host, release, scenario_playbook):
-    version, _ = release
+    version = release[0]
     proc = scenario_playbook("bad_input.yml", "-e", "molecule_bad_cuda_version=12.6")
     out = " ".join((proc.stdout + proc.stderr).split())
     assert proc.returncode != 0

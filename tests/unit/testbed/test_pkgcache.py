@@ -114,7 +114,7 @@ def test_a_missing_project_or_file_is_a_404_and_nothing_is_cached(proxy: tuple[s
 
 
 def test_malformed_file_paths_are_refused(proxy: tuple[str, str, Path]) -> None:
-    base, _, _ = proxy
+    base = proxy[0]
     with pytest.raises(urllib.error.HTTPError) as err:
         _get(f"{base}/files/ftp/example/x.whl")
     assert err.value.code == 400
@@ -125,8 +125,8 @@ def test_apt_pool_files_are_cached_and_release_files_pass_through(proxy: tuple[s
     base, up_url, root = proxy
     deb = f"{up_url}/debian/pool/main/d/demo/demo_1.0_all.deb"
     release = f"{up_url}/debian/dists/bookworm/InRelease"
-    for _ in range(2):
-        assert _get(deb, proxy=base).startswith(b"!<arch>")
+    for attempt in range(2):
+        assert _get(deb, proxy=base).startswith(b"!<arch>"), attempt
         assert _get(release, proxy=base) == b"Origin: Debian\n"
     assert Upstream.hits.count("/debian/pool/main/d/demo/demo_1.0_all.deb") == 1
     assert Upstream.hits.count("/debian/dists/bookworm/InRelease") == 2

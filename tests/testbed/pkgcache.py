@@ -9,7 +9,9 @@ what it fetched on the host, so a second run downloads none of it.
   day; a stale page is served when the upstream does not answer); their file links are rewritten to
   /files/<scheme>/<host>/<path>, and each file is fetched once and then served from the cache.
 - apt: `Acquire::http::Proxy "http://127.0.0.1:PORT/";` for http sources. Package files (pool/) and
-  by-hash index files are immutable and cached; Release files and anything else pass through.
+  by-hash index files are immutable and kept; the rest of dists/ (InRelease, Release) is kept for
+  DLSTACK_TESTBED_APT_INDEX_TTL seconds (default six hours; stale when the upstream does not answer);
+  anything else passes through.
 
 Every request is logged to access.jsonl (kind, hit, bytes) so the test bed can print the cache hits.
 Only the standard library is used; testbed.py starts it (`testbed.py proxy`).
@@ -85,15 +87,19 @@ def cache_path(root: Path, url: str) -> Path:
 
 
 class Proxy:
-    def __init__(self, root: Path, upstream: str, index_ttl: float, cafile: str | None) -> None:
+    def __init__(
+        self, root: Path, upstream: str, index_ttl: float, cafile: str | None, apt_index_ttl: float = 21600
+    ) -> None:
         self.root = root
         self.upstream = upstream.rstrip("/") + "/"
         self.index_ttl = index_ttl
+        self.apt_index_ttl = apt_index_ttl
         self.ssl = ssl.create_default_context(cafile=cafile) if cafile else ssl.create_default_context()
         self.log_lock = threading.Lock()
         (root / "pip-files").mkdir(parents=True, exist_ok=True)
         (root / "pip-index").mkdir(parents=True, exist_ok=True)
         (root / "apt").mkdir(parents=True, exist_ok=True)
+        (root / "apt-dists").mkdir(parents=True, exist_ok=True)
 
     def record(self, kind: str, hit: bool, size: int, what: str) -> None:
         line = json.dumps({"t": round(time.time(), 1), "kind": kind, "hit": hit, "bytes": size, "what": what})
@@ -225,8 +231,12 @@ class Handler(BaseHTTPRequestHandler):
 
     def apt(self) -> None:
         url = self.path
-        if IMMUTABLE_APT.search(urllib.parse.urlsplit(url).path):
+        path = urllib.parse.urlsplit(url).path
+        if IMMUTABLE_APT.search(path):
             self.cached(url, self.proxy.root / "apt", "apt", "application/octet-stream")
+            return
+        if "/dists/" in path:
+            self.release_file(url)
             return
         headers = {k: v for k, v in self.headers.items() if k.lower() in ("if-modified-since", "range", "accept")}
         try:
@@ -247,6 +257,28 @@ class Handler(BaseHTTPRequestHandler):
             if self.command != "HEAD":
                 self.wfile.write(body)
         self.proxy.record("apt-index", False, len(body), urllib.parse.urlsplit(url).path)
+
+    def release_file(self, url: str) -> None:
+        """InRelease and friends: kept for apt_index_ttl, refreshed after, served stale when the upstream is gone."""
+        dest = cache_path(self.proxy.root / "apt-dists", url)
+        fresh = dest.is_file() and time.time() - dest.stat().st_mtime < self.proxy.apt_index_ttl
+        if not fresh:
+            try:
+                with self.proxy.open_upstream(url) as resp:
+                    body = resp.read()
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                tmp = dest.with_name(f".part-{threading.get_ident()}")
+                tmp.write_bytes(body)
+                os.replace(tmp, dest)
+            except urllib.error.HTTPError as exc:
+                if exc.code == 404 or not dest.is_file():
+                    self.fail(exc.code, f"upstream answered {exc.code} for {url}")
+                    return
+            except (urllib.error.URLError, OSError):
+                if not dest.is_file():
+                    raise
+        what = urllib.parse.urlsplit(url).path
+        self.proxy.record("apt-index", fresh, send_file(self, dest, "application/octet-stream"), what)
 
     def cached(self, url: str, root: Path, kind: str, content_type: str) -> None:
         dest = cache_path(root, url)
@@ -273,9 +305,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--upstream", required=True, help="the upstream pip index (simple API) URL")
     parser.add_argument("--index-ttl", type=float, default=float(os.environ.get("DLSTACK_TESTBED_INDEX_TTL", "86400")))
+    parser.add_argument(
+        "--apt-index-ttl", type=float, default=float(os.environ.get("DLSTACK_TESTBED_APT_INDEX_TTL", "21600"))
+    )
     parser.add_argument("--cafile", default=os.environ.get("PIP_CERT") or os.environ.get("SSL_CERT_FILE"))
     args = parser.parse_args(argv)
-    Handler.proxy = Proxy(args.root, args.upstream, args.index_ttl, args.cafile)
+    Handler.proxy = Proxy(args.root, args.upstream, args.index_ttl, args.cafile, args.apt_index_ttl)
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True
     print(f"pkgcache {VERSION} serving on 127.0.0.1:{args.port}, cache {args.root}", flush=True)

@@ -6,6 +6,7 @@ import importlib.util
 import json
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -45,6 +46,7 @@ class Upstream(BaseHTTPRequestHandler):
             "/packages/aa/demo_pkg-1.0-py3-none-any.whl": WHEEL,
             "/debian/pool/main/d/demo/demo_1.0_all.deb": b"!<arch>\n" + WHEEL,
             "/debian/dists/bookworm/InRelease": b"Origin: Debian\n",
+            "/debian/README": b"Debian archive\n",
         }
         body = pages.get(self.path)
         if body is None:
@@ -83,8 +85,14 @@ def _get(url: str, proxy: str | None = None) -> bytes:
         return resp.read()
 
 
-def _log(root: Path) -> list[dict[str, object]]:
-    return [json.loads(line) for line in (root / "access.jsonl").read_text().splitlines()]
+def _log(root: Path, entries: int) -> list[dict[str, object]]:
+    """The proxy's access log once it holds `entries` lines (it writes a line after the response is sent)."""
+    deadline = time.monotonic() + 5
+    while True:
+        lines = (root / "access.jsonl").read_text().splitlines()
+        if len(lines) >= entries or time.monotonic() > deadline:
+            return [json.loads(line) for line in lines]
+        time.sleep(0.05)
 
 
 def test_index_links_point_at_the_proxy_and_files_are_fetched_once(proxy: tuple[str, str, Path]) -> None:
@@ -99,7 +107,7 @@ def test_index_links_point_at_the_proxy_and_files_are_fetched_once(proxy: tuple[
     assert _get(wheel) == WHEEL
     _get(f"{base}/simple/demo-pkg/")
     assert Upstream.hits == ["/simple/demo-pkg/", "/packages/aa/demo_pkg-1.0-py3-none-any.whl"]
-    kinds = [(e["kind"], e["hit"]) for e in _log(root)]
+    kinds = [(e["kind"], e["hit"]) for e in _log(root, 4)]
     assert kinds == [("pip-index", False), ("pip-file", False), ("pip-file", True), ("pip-index", True)]
 
 
@@ -121,16 +129,29 @@ def test_malformed_file_paths_are_refused(proxy: tuple[str, str, Path]) -> None:
     assert pkgcache.file_url("/files/https/host/a/../../etc/passwd") is None
 
 
-def test_apt_pool_files_are_cached_and_release_files_pass_through(proxy: tuple[str, str, Path]) -> None:
+def test_apt_pool_and_release_files_are_kept_and_the_rest_passes_through(proxy: tuple[str, str, Path]) -> None:
     base, up_url, root = proxy
     deb = f"{up_url}/debian/pool/main/d/demo/demo_1.0_all.deb"
     release = f"{up_url}/debian/dists/bookworm/InRelease"
     for attempt in range(2):
         assert _get(deb, proxy=base).startswith(b"!<arch>"), attempt
         assert _get(release, proxy=base) == b"Origin: Debian\n"
+        assert _get(f"{up_url}/debian/README", proxy=base) == b"Debian archive\n"
     assert Upstream.hits.count("/debian/pool/main/d/demo/demo_1.0_all.deb") == 1
+    assert Upstream.hits.count("/debian/dists/bookworm/InRelease") == 1
+    assert Upstream.hits.count("/debian/README") == 2
+    kinds = [(e["kind"], e["hit"]) for e in _log(root, 6)]
+    assert kinds.count(("apt", False)) == 1 and kinds.count(("apt", True)) == 1
+    assert kinds.count(("apt-index", False)) == 1 + 2 and kinds.count(("apt-index", True)) == 1
+
+
+def test_release_files_are_refreshed_after_their_ttl(proxy: tuple[str, str, Path]) -> None:
+    base, up_url, _ = proxy
+    pkgcache.Handler.proxy.apt_index_ttl = 0
+    release = f"{up_url}/debian/dists/bookworm/InRelease"
+    _get(release, proxy=base)
+    _get(release, proxy=base)
     assert Upstream.hits.count("/debian/dists/bookworm/InRelease") == 2
-    assert [(e["kind"], e["hit"]) for e in _log(root) if e["kind"] == "apt"] == [("apt", False), ("apt", True)]
 
 
 def test_stale_index_is_served_when_the_upstream_is_gone(tmp_path: Path) -> None:

@@ -146,7 +146,7 @@ def test_apt_pool_and_release_files_are_kept_and_the_rest_passes_through(proxy: 
 
 
 def test_release_files_are_refreshed_after_their_ttl(proxy: tuple[str, str, Path]) -> None:
-    base, up_url, _ = proxy
+    base, up_url = proxy[0], proxy[1]
     pkgcache.Handler.proxy.apt_index_ttl = 0
     release = f"{up_url}/debian/dists/bookworm/InRelease"
     _get(release, proxy=base)

@@ -159,14 +159,19 @@ def molecule(session: nox.Session, scenario: str) -> None:
             session.skip(f"gpu scenario skipped: {reason}")
     _install(session)
     env = _testbed_env()
-    session.run(_tool("python"), TESTBED, "images", env=env)
-    session.run(_tool("python"), TESTBED, "proxy", env=env)
+    _testbed_up(session)
     snapshot = Path(session.create_tmp()) / f"cache-{scenario}.json"
     session.run(_tool("python"), TESTBED, "cache-snapshot", str(snapshot), env=env)
     try:
         session.run(_tool("molecule"), "test", "-s", scenario, *session.posargs, env=env)
     finally:
         session.run(_tool("python"), TESTBED, "cache-report", str(snapshot), env=env)
+
+
+def _testbed_up(session: nox.Session, *distros: str) -> None:
+    """Base images (all distros when none is named) and the caching package proxy the containers use."""
+    session.run(_tool("python"), TESTBED, "images", *distros, env=_testbed_env())
+    session.run(_tool("python"), TESTBED, "proxy", env=_testbed_env())
 
 
 def _gpu_skip_reason() -> str | None:
@@ -220,23 +225,12 @@ def _start_container(name: str, distro: str) -> None:
 def demo(session: nox.Session) -> None:
     """The main job: provision a throwaway Debian 12 container with the default profile and print its report."""
     _install(session)
-    env = _testbed_env()
-    session.run(_tool("python"), TESTBED, "images", "debian12", env=env)
-    session.run(_tool("python"), TESTBED, "proxy", env=env)
+    _testbed_up(session, "debian12")
     name = f"dlstack-demo-{os.getpid()}"
     _start_container(name, "debian12")
     try:
-        session.run(
-            _tool("ansible-playbook"),
-            "-i",
-            f"{name},",
-            "-c",
-            "community.docker.docker",
-            "provision.yml",
-            "-e",
-            f"verify_report_dir={ROOT / 'reports' / 'demo'}",
-            *session.posargs,
-            env=env,
+        _ansible_playbook(
+            session, [name], "provision.yml", "-e", f"verify_report_dir={ROOT / 'reports' / 'demo'}", *session.posargs
         )
         report = ROOT / "reports" / "demo" / "fleet.md"
         if report.exists():
@@ -245,9 +239,8 @@ def demo(session: nox.Session) -> None:
         _docker("rm", "-f", name, check=False)
 
 
-def _playbook(session: nox.Session, hosts: list[str], playbook: str, *extra: str) -> tuple[float, dict[str, int]]:
-    """Run a playbook against test-bed containers; return its wall time and the changed count per host."""
-    started = time.monotonic()
+def _ansible_playbook(session: nox.Session, hosts: list[str], playbook: str, *extra: str, silent: bool = False) -> str:
+    """Run a playbook against test-bed containers through the docker connection; its output when silent."""
     output = session.run(
         _tool("ansible-playbook"),
         "-i",
@@ -257,12 +250,19 @@ def _playbook(session: nox.Session, hosts: list[str], playbook: str, *extra: str
         playbook,
         *extra,
         env=_testbed_env(),
-        silent=True,
+        silent=silent,
     )
+    return str(output) if silent else ""
+
+
+def _playbook(session: nox.Session, hosts: list[str], playbook: str, *extra: str) -> tuple[float, dict[str, int]]:
+    """Run a playbook against test-bed containers; return its wall time and the changed count per host."""
+    started = time.monotonic()
+    output = _ansible_playbook(session, hosts, playbook, *extra, silent=True)
     elapsed = round(time.monotonic() - started, 1)
     changed = {
         m.group(1): int(m.group(2))
-        for m in re.finditer(r"^(\S+)\s*:\s*ok=\d+\s+changed=(\d+)", str(output), flags=re.MULTILINE)
+        for m in re.finditer(r"^(\S+)\s*:\s*ok=\d+\s+changed=(\d+)", output, flags=re.MULTILINE)
     }
     return elapsed, changed
 
@@ -277,8 +277,7 @@ def bench(session: nox.Session) -> None:
     sizes = [int(n) for n in (session.posargs[0] if session.posargs else "1,4,8").split(",") if n]
     out = ROOT / "reports" / "bench"
     out.mkdir(parents=True, exist_ok=True)
-    session.run(_tool("python"), TESTBED, "images", "debian12", env=_testbed_env())
-    session.run(_tool("python"), TESTBED, "proxy", env=_testbed_env())
+    _testbed_up(session, "debian12")
     figures: dict[str, object] = {
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "host_cpus": os.cpu_count(),
@@ -318,16 +317,8 @@ def _bench_tfbuild(session: nox.Session, out: Path) -> None:
     report = out / "tfbuild.json"
     _start_container(name, "debian12")
     try:
-        session.run(
-            _tool("ansible-playbook"),
-            "-i",
-            f"{name},",
-            "-c",
-            "community.docker.docker",
-            str(ROOT / "molecule" / "tfbuild" / "bench.yml"),
-            "-e",
-            f"bench_report={report}",
-            env=_testbed_env(),
+        _ansible_playbook(
+            session, [name], str(ROOT / "molecule" / "tfbuild" / "bench.yml"), "-e", f"bench_report={report}"
         )
     finally:
         _docker("rm", "-f", name, check=False)

@@ -34,6 +34,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import BinaryIO
@@ -200,27 +201,17 @@ class Handler(BaseHTTPRequestHandler):
             self.fail(404, "the project list is not proxied; ask for /simple/<project>/")
             return
         project = normalize(name)
-        page = self.proxy.root / "pip-index" / f"{project}.html"
-        fresh = page.exists() and time.time() - page.stat().st_mtime < self.proxy.index_ttl
-        if not fresh:
-            url = f"{self.proxy.upstream}{project}/"
-            try:
-                with self.proxy.open_upstream(url, {"Accept": "text/html"}) as resp:
-                    html = resp.read().decode("utf-8")
-                    tmp = page.with_suffix(f".tmp-{threading.get_ident()}")
-                    tmp.write_text(rewrite_links(html, resp.geturl()))
-                    os.replace(tmp, page)
-            except urllib.error.HTTPError as exc:
-                if exc.code == 404:
-                    self.fail(404, f"{project} is not on the upstream index")
-                    return
-                if not page.exists():
-                    raise
-            except (urllib.error.URLError, OSError):
-                if not page.exists():
-                    raise
-        self.proxy.record("pip-index", fresh, page.stat().st_size, project)
-        send_file(self, page, "text/html; charset=utf-8")
+        self.kept(
+            f"{self.proxy.upstream}{project}/",
+            self.proxy.root / "pip-index" / f"{project}.html",
+            self.proxy.index_ttl,
+            kind="pip-index",
+            what=project,
+            content_type="text/html; charset=utf-8",
+            headers={"Accept": "text/html"},
+            transform=lambda body, url: rewrite_links(body.decode("utf-8"), url).encode("utf-8"),
+            missing=f"{project} is not on the upstream index",
+        )
 
     def file(self) -> None:
         url = file_url(self.path.split("#")[0])
@@ -236,7 +227,10 @@ class Handler(BaseHTTPRequestHandler):
             self.cached(url, self.proxy.root / "apt", "apt", "application/octet-stream")
             return
         if "/dists/" in path:
-            self.release_file(url)
+            # InRelease and friends: kept for a while, so a re-run within it asks the mirror nothing.
+            dest = cache_path(self.proxy.root / "apt-dists", url)
+            ttl = self.proxy.apt_index_ttl
+            self.kept(url, dest, ttl, kind="apt-index", what=path, content_type="application/octet-stream")
             return
         headers = {k: v for k, v in self.headers.items() if k.lower() in ("if-modified-since", "range", "accept")}
         try:
@@ -258,27 +252,39 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.write(body)
         self.proxy.record("apt-index", False, len(body), urllib.parse.urlsplit(url).path)
 
-    def release_file(self, url: str) -> None:
-        """InRelease and friends: kept for apt_index_ttl, refreshed after, served stale when the upstream is gone."""
-        dest = cache_path(self.proxy.root / "apt-dists", url)
-        fresh = dest.is_file() and time.time() - dest.stat().st_mtime < self.proxy.apt_index_ttl
+    def kept(
+        self,
+        url: str,
+        dest: Path,
+        ttl: float,
+        *,
+        kind: str,
+        what: str,
+        content_type: str,
+        headers: dict[str, str] | None = None,
+        transform: Callable[[bytes, str], bytes] | None = None,
+        missing: str | None = None,
+    ) -> None:
+        """Serve dest, a copy of url kept for ttl seconds: refreshed after, served stale when the upstream fails."""
+        fresh = dest.is_file() and time.time() - dest.stat().st_mtime < ttl
         if not fresh:
             try:
-                with self.proxy.open_upstream(url) as resp:
+                with self.proxy.open_upstream(url, headers) as resp:
                     body = resp.read()
+                    if transform is not None:
+                        body = transform(body, resp.geturl())
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 tmp = dest.with_name(f".part-{threading.get_ident()}")
                 tmp.write_bytes(body)
                 os.replace(tmp, dest)
             except urllib.error.HTTPError as exc:
                 if exc.code == 404 or not dest.is_file():
-                    self.fail(exc.code, f"upstream answered {exc.code} for {url}")
+                    self.fail(exc.code, (exc.code == 404 and missing) or f"upstream answered {exc.code} for {url}")
                     return
             except (urllib.error.URLError, OSError):
                 if not dest.is_file():
                     raise
-        what = urllib.parse.urlsplit(url).path
-        self.proxy.record("apt-index", fresh, send_file(self, dest, "application/octet-stream"), what)
+        self.proxy.record(kind, fresh, send_file(self, dest, content_type), what)
 
     def cached(self, url: str, root: Path, kind: str, content_type: str) -> None:
         dest = cache_path(root, url)

@@ -5,6 +5,8 @@
 Thresholds follow REFERENCE.md section 6: matmul >= 0.70 of spec pass and 0.60-0.70 warn;
 device memory >= 0.80; host<->device copies >= 0.70 of the PCIe link; any numerical mismatch
 fails; a multi-GPU host is gated on its slowest GPU and GPUs that differ by >= 5 % are flagged.
+Figures are the fastest round of a run (full clocks, as the usual benchmarks report); a device that
+sustains less than 0.70 of that over the whole run (power or thermal capping) is at most a warn.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ DEFAULT_THRESHOLDS: Dict[str, float] = {
     "pcie_pass": 0.70,
     "pcie_warn": 0.60,
     "spread_pct": 5.0,
+    "sustain_warn": 0.70,
 }
 
 # Largest accepted max|C - C64| / max|C64| on a 256x256 slice of an n x n product (n ~ 8192, fp32
@@ -109,7 +112,31 @@ def judge_check(
     link: Optional[Dict[str, Any]],
     thresholds: Dict[str, float],
 ) -> Dict[str, Any]:
-    """Verdict for one measured check of one GPU."""
+    """Verdict for one measured check of one GPU, its sustained rate included."""
+    entry = _judge_best(check, raw, spec, link, thresholds)
+    key = "tflops_sustained" if check.startswith("matmul_") else "gbs_sustained"
+    sustained, value = (raw or {}).get(key), entry.get("value")
+    if not sustained or not value:
+        return entry
+    held = sustained / value
+    entry.update(sustained=sustained, sustained_fraction=held)
+    if entry["status"] == "pass" and held < thresholds["sustain_warn"]:
+        entry["status"] = "warn"
+        entry["reason"] += (
+            f" But it holds only {held * 100:.0f} % of that rate over the whole run (warn below"
+            f" {thresholds['sustain_warn'] * 100:.0f} %): power or thermal capping; see nvidia-smi -q -d PERFORMANCE."
+        )
+    return entry
+
+
+def _judge_best(
+    check: str,
+    raw: Optional[Dict[str, Any]],
+    spec: Optional[Dict[str, Any]],
+    link: Optional[Dict[str, Any]],
+    thresholds: Dict[str, float],
+) -> Dict[str, Any]:
+    """Verdict for one measured check of one GPU, on its fastest round."""
     if raw is None:
         return _entry("skip", "Not run: the workload returned nothing for this check.")
     if raw.get("skipped"):
@@ -247,6 +274,8 @@ def judge_host(gpus: List[Dict[str, Any]], thresholds: Dict[str, float]) -> Dict
                     "unit": slow.get("unit"),
                     "fraction": slow.get("fraction"),
                     "peak": slow.get("peak"),
+                    "sustained": slow.get("sustained"),
+                    "sustained_fraction": slow.get("sustained_fraction"),
                     "slowest_gpu": slow_index,
                     "spread_pct": round(spread, 2),
                 }

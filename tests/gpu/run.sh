@@ -3,13 +3,24 @@
 # the results as JSON. Backends: torch, jax and cupy for gpu_smoke; jax and tensorflow (when
 # present) for xla_smoke on the GPU; trt_smoke on whatever TensorRT path exists; then one run of
 # the verify playbook for the fleet report. Meant to finish well inside 10 minutes.
+# Also kept, for the parser corpus and the record: the raw nvidia-smi outputs (raw/), gpu_info read
+# through NVML and through nvidia-smi separately, and a plain torch bf16 matmul (reference_matmul.py)
+# that gpu_smoke's bf16 figure is stated against (summary.json: reference.ratio).
 #
 # Environment:
 #   DLSTACK_GPU_PYTHON  interpreter that has the frameworks (default: python3 on PATH)
 #   OUT                 where results go (default: tests/gpu/results)
 #   GPU_SMOKE_BUDGET    gpu_smoke time budget per backend in seconds (default 40)
+#   MODULE_TIMEOUT      seconds one module call may take before it is killed (default 150)
 #   WHEELS              wheels of ansible-core and its dependencies, used when $DLSTACK_GPU_PYTHON
-#                       cannot import ansible (default .whl; pass it to the GPU host with `carry`)
+#                       cannot import ansible (default .whl; pass it to the GPU host with `carry`).
+#                       For a GPU host's Python 3.12, on a machine with pip's index:
+#                         pip download --no-deps --only-binary=:all: --python-version 3.12 \
+#                           --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 -d .whl \
+#                           ansible-core==2.19.14 resolvelib jinja2 markupsafe pyyaml cryptography cffi \
+#                           pycparser packaging
+#
+# Recorded run: tests/bench/results/2026-12-01-h200.json (one H200, 165 s with a budget of 30).
 #
 # Exit status: 0 when every module ran and no verdict is "fail"; 1 otherwise.
 set -euo pipefail
@@ -18,20 +29,22 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 PY="${DLSTACK_GPU_PYTHON:-$(command -v python3 || true)}"
 RESULTS="${OUT:-$ROOT/tests/gpu/results}"
 BUDGET="${GPU_SMOKE_BUDGET:-40}"
+MODULE_TIMEOUT="${MODULE_TIMEOUT:-150}"
 WHEELS="${WHEELS:-$ROOT/.whl}"
 START=$(date +%s)
 
+PY="$(command -v "$PY" || true)"
 if [ -z "$PY" ] || [ ! -x "$PY" ]; then
     echo "run.sh: no Python interpreter found; set DLSTACK_GPU_PYTHON to the one that has torch/jax/cupy." >&2
     exit 2
 fi
-PY="$(command -v "$PY")"
 mkdir -p "$RESULTS"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/dlstack-gpu-test.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
 
 # ansible-core: the interpreter's own when importable; else a private venv (or target dir) holding
-# only ansible-core and its dependencies from the wheels, so the frameworks' packages stay untouched.
+# ansible-core and its dependencies from the wheels, with the interpreter's packages behind them (the
+# modules read NVML through its nvidia-ml-py); the frameworks' own environment stays untouched.
 ANSIBLE_PY="$PY"
 if ! "$PY" -c 'import ansible' 2>/dev/null; then
     if ! compgen -G "$WHEELS/ansible_core-*.whl" >/dev/null; then
@@ -42,6 +55,10 @@ if ! "$PY" -c 'import ansible' 2>/dev/null; then
     if "$PY" -m venv "$WORK/venv" >/dev/null 2>&1; then
         ANSIBLE_PY="$WORK/venv/bin/python"
         "$ANSIBLE_PY" -m pip install --quiet --no-index --find-links "$WHEELS" ansible-core
+        # The interpreter's own packages after the venv's (a .pth file: --system-site-packages would
+        # reach the base interpreter, not a venv's), so the modules still import nvidia-ml-py.
+        "$PY" -c 'import site, sys; print("\n".join(site.getsitepackages()))' \
+            >"$("$ANSIBLE_PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/dlstack-frameworks.pth"
     else
         "$PY" -m pip install --quiet --no-index --find-links "$WHEELS" --target "$WORK/site" ansible-core
         export PYTHONPATH="$WORK/site${PYTHONPATH:+:$PYTHONPATH}"
@@ -71,7 +88,7 @@ run() {
     echo "== $name ($module $args)"
     args="${args%\}}"
     [ "$args" = "{" ] && args="{\"dest\": \"$RESULTS/$name.json\"}" || args="$args, \"dest\": \"$RESULTS/$name.json\"}"
-    timeout --kill-after=10 540 "$ANSIBLE_PY" -m ansible adhoc -i localhost, -c local localhost \
+    timeout --kill-after=10 "$MODULE_TIMEOUT" "$ANSIBLE_PY" -m ansible adhoc -i localhost, -c local localhost \
         -m "gpulab.dlstack.$module" -a "$args" >"$RESULTS/$name.log" 2>&1 || rc=$?
     tail -n 3 "$RESULTS/$name.log"
     if [ "$rc" -ne 0 ]; then
@@ -85,10 +102,35 @@ backend_present() {
     "$PY" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('$1') is None)"
 }
 
+# capture NAME CMD...: a raw command output kept as it was printed (raw/NAME.txt, exit status last).
+capture() {
+    local name="$1" rc=0
+    shift
+    mkdir -p "$RESULTS/raw"
+    timeout --kill-after=5 60 "$@" >"$RESULTS/raw/$name.txt" 2>&1 || rc=$?
+    echo "# exit status: $rc" >>"$RESULTS/raw/$name.txt"
+}
+capture nvidia-smi-L nvidia-smi -L
+capture nvidia-smi-q nvidia-smi -q
+FIELDS="$("$ANSIBLE_PY" -c 'import sys; sys.path[:0] = [sys.argv[1]]; from plugins.module_utils._gpu_info import QUERY_FIELDS; print(",".join(QUERY_FIELDS))' "$ROOT")"
+capture nvidia-smi-csv nvidia-smi --format=csv,noheader,nounits "--query-gpu=$FIELDS"
+capture nvidia-smi-csv-header nvidia-smi --format=csv "--query-gpu=$FIELDS"
+capture nvidia-smi-q-performance nvidia-smi -q -d PERFORMANCE,POWER,CLOCK
+capture nvidia-smi-topo nvidia-smi topo -m
+capture proc-driver-version cat /proc/driver/nvidia/version
+
 run gpu_info gpu_info '{}'
+run gpu_info_nvml gpu_info '{"source": "nvml"}'
+run gpu_info_smi gpu_info '{"source": "nvidia-smi"}'
 for backend in torch jax cupy; do
     if backend_present "$backend"; then
         run "gpu_smoke_$backend" gpu_smoke "{\"python\": \"$PY\", \"backend\": \"$backend\", \"time_budget\": $BUDGET}"
+        if [ "$backend" = torch ]; then
+            echo "== reference: plain torch bf16 matmul"
+            timeout --kill-after=5 120 "$PY" "$ROOT/tests/gpu/reference_matmul.py" 8192 3 10 5 \
+                >"$RESULTS/reference_torch_bf16.json" 2>"$RESULTS/reference_torch_bf16.log" || failures=$((failures + 1))
+            cat "$RESULTS/reference_torch_bf16.json"
+        fi
     else
         echo "== gpu_smoke_$backend: skipped, $backend is not importable by $PY"
         RAN+=("gpu_smoke_$backend:not-installed:0")
@@ -145,12 +187,32 @@ for run in runs:
             "value": entry.get("value"),
             "unit": entry.get("unit"),
             "fraction_of_peak": fraction,
+            "sustained": entry.get("sustained"),
+            "sustained_fraction": entry.get("sustained_fraction"),
             "speedup": entry.get("speedup"),
         }
         shown = "" if fraction is None else " (%.0f %% of spec)" % (fraction * 100)
+        if entry.get("sustained_fraction"):
+            shown += ", sustained %.4g (%.0f %% of it)" % (entry["sustained"], entry["sustained_fraction"] * 100)
         value = entry.get("value")
         figure = "" if value is None else " %.4g %s" % (value, entry.get("unit") or "")
         print("    %-14s %-5s%s%s" % (check, entry.get("status"), figure, shown))
+    if doc.get("versions"):
+        summary.setdefault("versions", {})[run["name"]] = doc["versions"]
+    if doc.get("driver_version"):
+        summary["driver_version"] = doc["driver_version"]
+reference_path = os.path.join(results, "reference_torch_bf16.json")
+if os.path.exists(reference_path):
+    with open(reference_path) as handle:
+        text = handle.read().strip()
+    reference = json.loads(text) if text else {"error": "no output"}
+    smoke = summary["figures"].get("gpu_smoke_torch.matmul_bf16", {}).get("value")
+    best = reference.get("tflops_best")
+    reference["gpu_smoke_torch_bf16_tflops"] = smoke
+    reference["ratio"] = round(smoke / best, 3) if smoke and best else None
+    summary["reference"] = reference
+    print("reference bf16: %s TFLOP/s best; gpu_smoke torch bf16 %s TFLOP/s; ratio %s"
+          % (best, smoke, reference["ratio"]))
 with open(os.path.join(results, "summary.json"), "w") as handle:
     json.dump(summary, handle, indent=2, sort_keys=True)
 print("wall time: %d s; results in %s" % (wall, results))

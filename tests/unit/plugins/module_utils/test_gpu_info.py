@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Dict, List, Tuple
@@ -274,3 +275,50 @@ def test_nvml_mismatch_without_nvidia_smi(tmp_path: Path) -> None:
     result = gi.gather(FakeRun([]), None, fake_pynvml(fail_init=True), str(tmp_path))
     assert result["driver_library_mismatch"] is True
     assert result["reason"].startswith("NVML failed")
+
+
+RECORDED_H200 = {
+    "index": 0,
+    "name": "NVIDIA H200",
+    "pci_bus_id": "00000000:00:06.0",
+    "pci_bus_id_short": "0000:00:06.0",
+    "pci_device_id": "2335",
+    "compute_capability": "9.0",
+    "memory_total_mib": 143771,
+    "driver_version": "580.159.04",
+    "ecc_mode": "enabled",
+    "persistence_mode": True,
+    "mig_mode": "disabled",
+    "clocks_max_sm_mhz": 1980,
+    "clocks_max_mem_mhz": 3201,
+    "pcie_gen_max": 5,
+    "pcie_width_max": 16,
+}
+
+
+@pytest.mark.parametrize("name", ["h200-580-recorded.csv", "h200-580-recorded-header.csv"])
+def test_recorded_h200_csv_with_and_without_header_and_units(name: str) -> None:
+    (gpu,) = gi.parse_csv(fixture(name))
+    assert {k: gpu[k] for k in RECORDED_H200} == RECORDED_H200
+
+
+def test_recorded_h200_q_and_proc_agree_with_the_csv() -> None:
+    (gpu,) = gi.parse_csv(fixture("h200-580-recorded.csv"))
+    q = fixture("h200-580-recorded-q.txt")
+    lines = {tuple(part.strip() for part in line.split(" : ", 1)) for line in q.splitlines() if " : " in line}
+    assert ("Driver Version", gpu["driver_version"]) in lines
+    assert ("Product Name", gpu["name"]) in lines
+    assert f"GPU {gpu['pci_bus_id']}" in q
+    assert gi.parse_cuda_version(q) == "13.0"
+    assert gpu["driver_version"] in fixture("h200-580-recorded-proc-version.txt")
+    assert gpu["uuid"] in fixture("h200-580-recorded-L.txt")
+
+
+def test_recorded_h200_nvml_and_nvidia_smi_give_the_same_facts() -> None:
+    base = FIXTURES.parent / "gpu_info"
+    nvml = json.loads((base / "h200-580-nvml.json").read_text())
+    smi = json.loads((base / "h200-580-nvidia-smi.json").read_text())
+    assert (nvml["source"], smi["source"]) == ("nvml", "nvidia-smi")
+    assert {k: v for k, v in nvml.items() if k != "source"} == {k: v for k, v in smi.items() if k != "source"}
+    assert nvml["count"] == 1 and nvml["cuda_driver_version"] == "13.0" and not nvml["reboot_required"]
+    assert {k: nvml["gpus"][0][k] for k in RECORDED_H200} == RECORDED_H200

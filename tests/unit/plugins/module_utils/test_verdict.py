@@ -78,6 +78,32 @@ def test_matmul_fraction_and_verdicts() -> None:
     assert v.judge_check("matmul_bf16", matmul(500.0), spec, None, TH)["status"] == "fail"
 
 
+# Figures of one H200 run (tests/bench/results/2026-12-01-h200.json): torch bf16 8192^3 at 700 W cap.
+H200_BEST, H200_SUSTAINED = 788.2, 671.6
+
+
+@pytest.mark.parametrize(
+    ("sustained", "expected"),
+    [(H200_SUSTAINED, "pass"), (0.705 * H200_BEST, "pass"), (0.695 * H200_BEST, "warn"), (300.0, "warn")],
+)
+def test_sustained_rate_below_threshold_downgrades_a_pass(sustained: float, expected: str) -> None:
+    raw = dict(matmul(H200_BEST), tflops_sustained=sustained)
+    entry = v.judge_check("matmul_bf16", raw, h100(), None, TH)
+    assert entry["status"] == expected
+    assert entry["sustained"] == sustained
+    assert entry["sustained_fraction"] == pytest.approx(sustained / H200_BEST)
+    assert ("power or thermal capping" in entry["reason"]) is (expected == "warn")
+
+
+def test_sustained_rate_never_upgrades_and_reaches_the_host_view() -> None:
+    slow = v.judge_check("matmul_bf16", dict(matmul(500.0), tflops_sustained=100.0), h100(), None, TH)
+    assert slow["status"] == "fail"
+    copy = v.judge_check("memory_bw", {"gbs": 3000.0, "gbs_sustained": 2900.0, "copy_ok": True}, h100(), None, TH)
+    host = v.judge_host([{"index": 0, "checks": {"memory_bw": copy}}], TH)
+    assert host["memory_bw"]["sustained"] == 2900.0
+    assert host["memory_bw"]["sustained_fraction"] == pytest.approx(2900.0 / 3000.0)
+
+
 def test_numerical_mismatch_fails_even_when_fast() -> None:
     entry = v.judge_check("matmul_fp16", matmul(900.0, err=0.2), h100(), None, TH)
     assert entry["status"] == "fail"

@@ -88,6 +88,22 @@ def test_timed_sizes_the_loop(tmp_path: Path) -> None:
     assert doc["per"] >= 0.009
 
 
+def test_timed_rounds_reports_the_fastest_round_and_the_mean(tmp_path: Path) -> None:
+    # Calls slow down as the run goes on (as a power-capped GPU does): the best round is the first ones,
+    # the mean is slower, and the calls are timed in rounds of about round_s.
+    source = (
+        _workloads.COMMON
+        + "\nSTATE = {'calls': 0}\n"
+        + "def call():\n    STATE['calls'] += 1\n    time.sleep(0.002 if STATE['calls'] < 20 else 0.004)\n"
+        + "KEYS = ('best', 'calls', 'mean')\n"
+        + "main(lambda c: dict(zip(KEYS, timed_rounds(call, lambda last: None, 0.3, round_s=0.01))))\n"
+    )
+    doc = _smoke.parse_document(run(tmp_path, source, {}).stdout)
+    assert 0.0019 <= doc["best"] < 0.0035
+    assert doc["mean"] > doc["best"] * 1.3
+    assert doc["calls"] >= 3
+
+
 def test_parse_document_takes_last_json_object() -> None:
     assert _smoke.parse_document('{"a": 1}') == {"a": 1}
     assert _smoke.parse_document('warning: something\n{"a": 2}') == {"a": 2}

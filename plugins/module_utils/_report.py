@@ -99,7 +99,7 @@ def installed_stack(
             stack[key], sources[key] = measured[key], "verify"
             continue
         for source, values in recorded or []:
-            value = values.get("driver_version") if key == "driver" else values.get(key)
+            value = (values.get("driver_version") or values.get("driver")) if key == "driver" else values.get(key)
             if isinstance(value, (str, int, float)) and str(value):
                 stack[key], sources[key] = str(value), source
                 break

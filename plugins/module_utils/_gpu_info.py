@@ -335,14 +335,18 @@ def in_container(markers: Tuple[str, ...] = CONTAINER_MARKERS) -> bool:
 
 
 def explain_missing(result: Dict[str, Any], container: bool, device_node: bool) -> str:
-    """The reason gpu_info gives when the driver lists no GPU, with what the PCI bus and /dev show."""
+    """The reason gpu_info gives when the driver lists no GPU, with what the PCI bus and /dev show.
+
+    The container hint is only given where NVIDIA user space or GPUs on the PCI bus suggest GPUs were meant.
+    """
     reason = result.get("reason") or "The driver lists no GPU."
-    if container and not device_node:
+    pci = result.get("pci_devices") or []
+    driver_side = result.get("source") != "none" or bool(pci)
+    if container and not device_node and driver_side:
         reason += (
             " No NVIDIA device is visible in this container (/dev/nvidiactl is missing): start it with the GPUs"
             " passed through (--gpus, device_requests or CDI)."
         )
-    pci = result.get("pci_devices") or []
     if pci:
         bound = sorted({dev.get("driver") or "no driver" for dev in pci})
         reason += " {} NVIDIA GPU(s) on the PCI bus, bound to: {}.".format(len(pci), ", ".join(bound))

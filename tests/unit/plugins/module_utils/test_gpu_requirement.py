@@ -118,3 +118,14 @@ def test_gpu_info_passes_only_when_the_driver_lists_gpus() -> None:
     assert v.gpu_info_verdict(facts, v.gpu_requirement(None, "gpu"))["status"] == "pass"
     facts["gpus"] = []
     assert v.gpu_info_verdict(facts, v.gpu_requirement(None, "auto"))["status"] == "skip"
+
+
+@pytest.mark.parametrize(
+    ("smi", "expected"),
+    [(None, False), (SMI, True)],
+    ids=["CPU container without NVIDIA user space", "NVIDIA user space without devices"],
+)
+def test_container_hint_only_where_gpus_were_meant(tmp_path: Path, smi: Optional[str], expected: bool) -> None:
+    answers = [(255, "Failed to initialize NVML: Unknown Error\n", "")] if smi else []
+    facts = gi.gather(FakeRun(answers), smi, None, str(tmp_path), container=True, device_node=str(tmp_path / "x"))
+    assert ("visible in this container" in facts["reason"]) is expected

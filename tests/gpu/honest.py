@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Check the GPU-requirement verdicts against a real GPU host, without Ansible.
 
 Reads the host's real sysfs and nvidia-smi, decides what a verify run would say for each profile,

@@ -55,6 +55,8 @@ BASE_QUERY_FIELDS: List[str] = [
 
 _MISSING = {"", "[n/a]", "[not supported]", "n/a", "not supported", "[unknown error]", "[insufficient permissions]"}
 MISMATCH_MARKERS = ("driver/library version mismatch", "nvml/rm version mismatch")
+LOST_MARKERS = ("gpu is lost", "fallen off the bus", "unable to determine the device handle")
+CONTAINER_MARKERS = ("/.dockerenv", "/run/.containerenv")
 
 
 def clean(value: Optional[str]) -> Optional[str]:
@@ -198,6 +200,11 @@ def classify_failure(rc: int, out: str, err: str) -> Dict[str, Any]:
             f"The NVIDIA kernel module and user-space libraries differ ({first}): the driver was upgraded "
             "without reloading the module; reboot the host."
         )
+    elif any(marker in lower for marker in LOST_MARKERS):
+        reason = (
+            f"A GPU is lost ({first}): it fell off the bus or stopped answering the driver; reboot the host, "
+            "and reseat or replace the GPU if it happens again."
+        )
     elif "failed to initialize nvml" in lower or "couldn't communicate with the nvidia driver" in lower:
         reason = f"No NVIDIA driver is loaded or reachable (nvidia-smi rc={rc}: {first})."
     elif "no devices were found" in lower:
@@ -323,11 +330,37 @@ def empty_result(reason: str, source: str = "none") -> Dict[str, Any]:
     }
 
 
+def in_container(markers: Tuple[str, ...] = CONTAINER_MARKERS) -> bool:
+    return any(os.path.exists(path) for path in markers)
+
+
+def explain_missing(result: Dict[str, Any], container: bool, device_node: bool) -> str:
+    """The reason gpu_info gives when the driver lists no GPU, with what the PCI bus and /dev show.
+
+    The container hint is only given where NVIDIA user space or GPUs on the PCI bus suggest GPUs were meant.
+    """
+    reason = result.get("reason") or "The driver lists no GPU."
+    pci = result.get("pci_devices") or []
+    driver_side = result.get("source") != "none" or bool(pci)
+    if container and not device_node and driver_side:
+        reason += (
+            " No NVIDIA device is visible in this container (/dev/nvidiactl is missing): start it with the GPUs"
+            " passed through (--gpus, device_requests or CDI)."
+        )
+    if pci:
+        bound = sorted({dev.get("driver") or "no driver" for dev in pci})
+        reason += " {} NVIDIA GPU(s) on the PCI bus, bound to: {}.".format(len(pci), ", ".join(bound))
+    return reason
+
+
 def gather(
     run: Callable[[List[str]], Tuple[int, str, str]],
     nvidia_smi: Optional[str],
     pynvml: Any = None,
     sysfs_root: str = "/sys/bus/pci/devices",
+    *,
+    container: Optional[bool] = None,
+    device_node: str = "/dev/nvidiactl",
 ) -> Dict[str, Any]:
     """Collect GPU facts: NVML when given, else nvidia-smi through `run`; never raises for a missing driver."""
     pci = scan_sysfs(sysfs_root)
@@ -335,8 +368,9 @@ def gather(
     result["pci_devices"] = pci
     result["pci_nvidia_present"] = bool(pci)
     result["count"] = len(result["gpus"])
-    if not result["gpus"] and pci and not result.get("reason"):
-        result["reason"] = "NVIDIA PCI devices are present but the driver lists none."
+    if not result["gpus"]:
+        container = in_container() if container is None else container
+        result["reason"] = explain_missing(result, container, os.path.exists(device_node))
     return result
 
 

@@ -3,21 +3,34 @@
 """Per-host records of a verify run, comparison with earlier runs and the fleet, and the fleet report.
 
 A host record is a plain dict: host, timestamp, verdict, modules (the four module results),
-figures (flat name -> number, higher is better), regressions, flags. The fleet report is written
-as Markdown and as one self-contained HTML page (inline CSS and SVG, nothing fetched).
+figures (flat name -> number, higher is better), regressions, flags, and the installed stack
+(driver, CUDA, cuDNN, TensorRT, TensorFlow, Python, numpy) with where each version came from. The
+fleet report is written as Markdown and as one self-contained HTML page (inline CSS and SVG, nothing
+fetched); every value a host provided is escaped in the page.
 """
 
 from __future__ import annotations
 
 import html
 import statistics
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.gpulab.dlstack.plugins.module_utils._verdict import RANK, compare_figures, worst
 
 MODULES = ("gpu_info", "gpu_smoke", "xla_smoke", "trt_smoke")
 CHART_CHECKS = ("matmul_fp32", "matmul_tf32", "matmul_bf16", "matmul_fp16", "memory_bw", "h2d", "d2h")
 COLOURS = {"pass": "#2e7d32", "warn": "#ef6c00", "fail": "#c62828", "skip": "#9e9e9e"}
+# Stack columns of the report: record key and heading.
+STACK_COLUMNS = (
+    ("driver", "Driver"),
+    ("cuda", "CUDA"),
+    ("cudnn", "cuDNN"),
+    ("tensorrt", "TensorRT"),
+    ("tensorflow", "TF"),
+    ("python", "Python"),
+    ("numpy", "numpy"),
+)
+ABSENT = "\u2014"
 
 
 def figures(modules: Dict[str, Any]) -> Dict[str, float]:
@@ -37,9 +50,67 @@ def figures(modules: Dict[str, Any]) -> Dict[str, float]:
     return found
 
 
+def measured_stack(modules: Dict[str, Any]) -> Dict[str, str]:
+    """Versions the verification modules reported: the driver gpu_info read, what the workloads imported."""
+    found: Dict[str, str] = {}
+    info = modules.get("gpu_info") or {}
+    smoke = modules.get("gpu_smoke") or {}
+    driver = info.get("driver_version") or (smoke.get("gpu_facts") or {}).get("driver_version")
+    if driver:
+        found["driver"] = str(driver)
+    for name in ("gpu_smoke", "trt_smoke", "xla_smoke"):
+        result = modules.get(name) or {}
+        versions = dict(result.get("versions") or {})
+        versions["python"] = result.get("python_version")
+        for key, _title in STACK_COLUMNS:
+            value = versions.get(key)
+            if key not in found and isinstance(value, (str, int, float)) and str(value):
+                found[key] = str(value)
+    return found
+
+
+def fact_stacks(local_facts: Optional[Dict[str, Any]]) -> List[Tuple[str, Dict[str, Any]]]:
+    """(name, stack) pairs from the host's dlstack* local facts, the common role's dlstack fact last.
+
+    A fact may hold the stack itself or under a `stack` key; anything else is ignored.
+    """
+    pairs: List[Tuple[str, Dict[str, Any]]] = []
+    facts = local_facts if isinstance(local_facts, dict) else {}
+    names = sorted((n for n in facts if str(n).startswith("dlstack")), key=lambda n: (n == "dlstack", n))
+    for name in names:
+        fact = facts[name]
+        if not isinstance(fact, dict):
+            continue
+        inner = fact.get("stack")
+        pairs.append((f"local fact {name}", inner if isinstance(inner, dict) else fact))
+    return pairs
+
+
+def installed_stack(
+    modules: Dict[str, Any], recorded: Optional[List[Tuple[str, Dict[str, Any]]]] = None
+) -> Dict[str, Dict[str, Optional[str]]]:
+    """Each stack column's version and its source: what verify measured, else the first recorded stack with it."""
+    measured = measured_stack(modules)
+    stack: Dict[str, Optional[str]] = {}
+    sources: Dict[str, Optional[str]] = {}
+    for key, _title in STACK_COLUMNS:
+        stack[key], sources[key] = None, None
+        if key in measured:
+            stack[key], sources[key] = measured[key], "verify"
+            continue
+        for source, values in recorded or []:
+            value = (values.get("driver_version") or values.get("driver")) if key == "driver" else values.get(key)
+            if isinstance(value, (str, int, float)) and str(value):
+                stack[key], sources[key] = str(value), source
+                break
+    return {"stack": stack, "sources": sources}
+
+
 def module_verdict(name: str, result: Optional[Dict[str, Any]]) -> str:
     if not result:
         return "skip"
+    if result.get("verdict"):
+        return str(result["verdict"])
     if name == "gpu_info":
         # Reading facts verifies nothing by itself: with no GPU seen there is nothing to pass.
         if result.get("reboot_required") or result.get("driver_library_mismatch"):
@@ -54,8 +125,13 @@ def host_record(
     modules: Dict[str, Any],
     previous: Optional[Dict[str, Any]],
     regression_pct: float,
+    *,
+    recorded: Optional[List[Tuple[str, Dict[str, Any]]]] = None,
 ) -> Dict[str, Any]:
-    """The record stored for one host, compared with that host's previous record."""
+    """The record stored for one host, compared with that host's previous record.
+
+    `recorded` lists (source, stack) pairs the stack columns fall back to, best first.
+    """
     record: Dict[str, Any] = {
         "host": host,
         "timestamp": timestamp,
@@ -66,6 +142,8 @@ def host_record(
         "figures": figures(modules),
         "flags": [],
     }
+    found = installed_stack(modules, recorded)
+    record["stack"], record["stack_sources"] = found["stack"], found["sources"]
     record["regressions"] = []
     if previous:
         record["previous_timestamp"] = previous.get("timestamp")
@@ -129,7 +207,10 @@ def _fmt(value: Any, digits: int = 4) -> str:
 
 def summary_lines(record: Dict[str, Any]) -> List[str]:
     """A few readable lines for one host: overall verdict, then each check with figure and verdict."""
-    lines = ["{}: {}".format(record["host"], record["verdict"].upper())]
+    lines = ["{}: {}".format(record["host"], str(record["verdict"]).upper())]
+    if isinstance(record.get("stack"), dict):
+        shown = zip((title for _key, title in STACK_COLUMNS), stack_cells(record))
+        lines.append("  stack: " + ", ".join(f"{title} {value}" for title, value in shown))
     info = (record.get("modules") or {}).get("gpu_info") or {}
     if info:
         count = info.get("count") or 0
@@ -163,16 +244,30 @@ def _check_text(entry: Dict[str, Any]) -> str:
     return ", ".join(p.strip() for p in parts if p.strip())
 
 
+STACK_NOTE = (
+    "Stack: the versions the checks reported (the driver gpu_info read, what the workloads imported), "
+    "else the host's recorded stack (local facts); \u2014 means unknown."
+)
+
+
+def stack_cells(record: Dict[str, Any]) -> List[str]:
+    """The stack columns of one host as text, "\u2014" where unknown (also for records from older runs)."""
+    found = record.get("stack")
+    stack: Dict[str, Any] = found if isinstance(found, dict) else {}
+    return [str(stack.get(key)) if stack.get(key) not in (None, "") else ABSENT for key, _title in STACK_COLUMNS]
+
+
 def render_markdown(records: List[Dict[str, Any]], stats: Dict[str, Any], generated: str) -> str:
     out = ["# gpulab.dlstack fleet verification", "", f"Generated {generated} for {len(records)} host(s).", ""]
-    out += ["| Host | Verdict | GPUs | " + " | ".join(MODULES[1:]) + " | Flags |", "|---|---|---|---|---|---|---|"]
+    heads = ["Host", "Verdict", "GPUs", *MODULES, *(title for _key, title in STACK_COLUMNS), "Flags"]
+    out += ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
     for r in records:
         info = (r.get("modules") or {}).get("gpu_info") or {}
         flags = len(r.get("flags", [])) + len(r.get("fleet_flags", []))
-        verdicts = " | ".join(r.get("verdicts", {}).get(m, "-") for m in MODULES[1:])
-        out.append(
-            "| {} | {} | {} | {} | {} |".format(_md(r["host"]), r["verdict"], info.get("count", "-"), verdicts, flags)
-        )
+        verdicts = [r.get("verdicts", {}).get(m, "-") for m in MODULES]
+        cells = [r["host"], r.get("verdict"), info.get("count", "-"), *verdicts, *stack_cells(r), flags]
+        out.append("| " + " | ".join(_md(c) for c in cells) + " |")
+    out += ["", STACK_NOTE]
     out += [
         "",
         "## Fleet medians",
@@ -189,7 +284,7 @@ def render_markdown(records: List[Dict[str, Any]], stats: Dict[str, Any], genera
 
 
 def _md(text: Any) -> str:
-    return str(text).replace("|", "\\|")
+    return " ".join(str(text).split()).replace("|", "\\|")
 
 
 def chart_svg(records: List[Dict[str, Any]]) -> str:
@@ -217,7 +312,7 @@ def chart_svg(records: List[Dict[str, Any]]) -> str:
         parts.append(f'<text x="{x:.1f}" y="{top - 14}" font-size="10" text-anchor="middle">{mark * 100:.0f} %</text>')
     for position, (host, checks) in enumerate(rows):
         y0 = top + position * group_h
-        name = html.escape(host)
+        name = html.escape(str(host))
         parts.append(f'<text x="{label_w - 8}" y="{y0 + group_h // 2}" font-size="12" text-anchor="end">{name}</text>')
         for offset, check in enumerate(CHART_CHECKS):
             entry = checks[check]
@@ -231,7 +326,8 @@ def chart_svg(records: List[Dict[str, Any]]) -> str:
                 continue
             w = plot_w * min(float(frac), scale_max) / scale_max
             colour = COLOURS.get(str(entry.get("status")), "#9e9e9e")
-            title = f"{name} {check}: {_fmt(entry.get('value'))} {html.escape(str(entry.get('unit') or ''))}"
+            shown = html.escape(f"{_fmt(entry.get('value'))} {entry.get('unit') or ''}")
+            title = f"{name} {check}: {shown}"
             parts.append(
                 f'<rect x="{label_w}" y="{y}" width="{w:.1f}" height="{bar_h - 2}" fill="{colour}">'
                 f"<title>{title}, {frac * 100:.0f} % of spec</title></rect>"
@@ -255,20 +351,25 @@ def render_html(records: List[Dict[str, Any]], stats: Dict[str, Any], generated:
         "<h1>gpulab.dlstack fleet verification</h1>",
         f"<p>Generated {html.escape(generated)} for {len(records)} host(s).</p>",
         "<table><tr><th>Host</th><th>Verdict</th><th>GPUs</th>"
-        + "".join(f"<th>{m}</th>" for m in MODULES[1:])
+        + "".join(f"<th>{m}</th>" for m in MODULES)
+        + "".join(f"<th>{title}</th>" for _key, title in STACK_COLUMNS)
         + "</tr>",
     ]
     for r in records:
         info = (r.get("modules") or {}).get("gpu_info") or {}
-        cells = "".join(
-            f'<td class="{v}">{v}</td>' for v in (r.get("verdicts", {}).get(m, "skip") for m in MODULES[1:])
-        )
+        verdicts = "".join(_verdict_cell(r.get("verdicts", {}).get(m, "skip")) for m in MODULES)
+        stack = "".join(f"<td>{html.escape(cell)}</td>" for cell in stack_cells(r))
         out.append(
-            '<tr><td>{}</td><td class="{}">{}</td><td>{}</td>{}</tr>'.format(
-                html.escape(r["host"]), r["verdict"], r["verdict"], html.escape(str(info.get("count", "-"))), cells
+            "<tr><td>{}</td>{}<td>{}</td>{}{}</tr>".format(
+                html.escape(str(r["host"])),
+                _verdict_cell(r.get("verdict")),
+                html.escape(str(info.get("count", "-"))),
+                verdicts,
+                stack,
             )
         )
     out.append("</table>")
+    out.append(f"<p>{html.escape(STACK_NOTE)}</p>")
     out.append("<h2>Fraction of spec peak (gpu_smoke, slowest GPU per host)</h2>")
     out.append(chart_svg(records))
     out.append("<h2>Fleet medians</h2><table><tr><th>Figure</th><th>Median</th><th>Slow hosts</th></tr>")
@@ -281,9 +382,18 @@ def render_html(records: List[Dict[str, Any]], stats: Dict[str, Any], generated:
         )
     out.append("</table>")
     for r in records:
-        out.append("<h2>{}</h2><pre>{}</pre>".format(html.escape(r["host"]), html.escape("\n".join(summary_lines(r)))))
+        out.append(
+            "<h2>{}</h2><pre>{}</pre>".format(html.escape(str(r["host"])), html.escape("\n".join(summary_lines(r))))
+        )
     out.append("</body></html>")
     return "\n".join(out) + "\n"
+
+
+def _verdict_cell(verdict: Any) -> str:
+    """A table cell for a verdict: escaped text, coloured only for the four known verdicts."""
+    text = str(verdict)
+    css = text if text in RANK else "unknown"
+    return f'<td class="{css}">{html.escape(text)}</td>'
 
 
 def fleet_verdict(records: List[Dict[str, Any]]) -> str:

@@ -10,6 +10,7 @@ import sys
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
+from ansible_collections.gpulab.dlstack.plugins.module_utils._verdict import gpu_requirement, unavailable
 from ansible_collections.gpulab.dlstack.plugins.module_utils._workloads import SCRIPTS
 
 WORKLOAD_ENV: Dict[str, str] = {
@@ -84,6 +85,14 @@ def run_script(
     return doc, None
 
 
+def run_probe(module: Any, python: str, result: Dict[str, Any]) -> Tuple[Optional[Dict[str, Any]], Optional[str]]:
+    """Run the backend probe and record the interpreter's version in `result`."""
+    probe, error = run_script(module, python, "probe", {}, 120)
+    if probe:
+        result["python_version"] = probe.get("python_version")
+    return probe, error
+
+
 def choose_backend(
     probe: Dict[str, Any], wanted: str, order: List[str], gpu_present: bool
 ) -> Tuple[Optional[str], str]:
@@ -126,9 +135,19 @@ def write_dest(module: Any, dest: Optional[str], result: Dict[str, Any]) -> bool
     return True
 
 
-def unavailable_status(required: bool) -> str:
-    """Status for something that could not run: skip, or fail when the caller said it is required."""
-    return "fail" if required else "skip"
+def requirement(module: Any, facts: Dict[str, Any]) -> Dict[str, Any]:
+    """Whether this host's GPU checks must run, from the module's options and the GPU facts it read."""
+    params = module.params
+    return gpu_requirement(
+        params["required"], params["profile"], bool(facts.get("pci_nvidia_present")), params["gpu_seen"]
+    )
+
+
+def set_unavailable(result: Dict[str, Any], needed: Dict[str, Any], reason: str) -> None:
+    """Record a check that could not run: fail on a host that must have GPUs, else skip."""
+    outcome = unavailable(needed, reason)
+    result["verdict"] = outcome["status"]
+    result["reason"] = outcome["reason"]
 
 
 def start(module: Any, positive: Tuple[str, ...]) -> Tuple[str, Dict[str, Any]]:

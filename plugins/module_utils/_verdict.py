@@ -42,6 +42,63 @@ GPU_CHECKS = (*tuple(f"matmul_{k}" for k in MATMUL_KINDS), "memory_bw", "h2d", "
 UNITS = {"matmul": "TFLOP/s", "memory_bw": "GB/s", "h2d": "GB/s", "d2h": "GB/s"}
 
 
+PROFILES = ("auto", "gpu", "cpu")
+
+# Module options every verification module shares to decide whether its GPU checks must run.
+REQUIREMENT_SPEC: Dict[str, Dict[str, Any]] = {
+    "required": {"type": "bool"},
+    "profile": {"type": "str", "choices": list(PROFILES), "default": "auto"},
+    "gpu_seen": {"type": "bool", "default": False},
+}
+
+
+def gpu_requirement(
+    required: Optional[bool], profile: str, pci_nvidia_present: bool = False, gpu_seen: bool = False
+) -> Dict[str, Any]:
+    """Whether a GPU check that cannot run fails (a GPU host) or skips (a CPU host), and why.
+
+    An explicit `required` wins (the user's opt-in or opt-out). Otherwise profile gpu requires the
+    GPUs, profile cpu never does, and profile auto does when NVIDIA GPUs are on the PCI bus or an
+    earlier run (preflight's local fact) saw them.
+    """
+    if required is not None:
+        setting = "true" if required else "false"
+        return {"required": bool(required), "explicit": True, "basis": f"required={setting} was set explicitly."}
+    if profile == "gpu":
+        return {"required": True, "explicit": False, "basis": "The host's profile is gpu, so its GPU checks must run."}
+    if profile == "cpu":
+        return {"required": False, "explicit": False, "basis": "The host's profile is cpu."}
+    if pci_nvidia_present:
+        basis = "NVIDIA GPUs are on the PCI bus (profile auto), so the GPU checks must run."
+        return {"required": True, "explicit": False, "basis": basis}
+    if gpu_seen:
+        basis = "An earlier run saw NVIDIA GPUs on this host (profile auto), so the GPU checks must run."
+        return {"required": True, "explicit": False, "basis": basis}
+    return not_required("No NVIDIA GPU is expected (profile auto, none on the PCI bus).")
+
+
+def not_required(basis: str) -> Dict[str, Any]:
+    return {"required": False, "explicit": False, "basis": basis}
+
+
+def unavailable(requirement: Dict[str, Any], reason: str) -> Dict[str, str]:
+    """Status and reason for a check that could not run: fail on a host that must have GPUs, else skip."""
+    if not requirement["required"]:
+        return {"status": "skip", "reason": f"{reason} {requirement['basis']}"}
+    opt_out = "" if requirement["explicit"] else " Set required=false (verify_require_gpu: false) to skip instead."
+    return {"status": "fail", "reason": f"{reason} {requirement['basis']}{opt_out}"}
+
+
+def gpu_info_verdict(facts: Dict[str, Any], requirement: Dict[str, Any]) -> Dict[str, str]:
+    """gpu_info's own verdict: pass when the driver lists GPUs, else why not (fail on a GPU host)."""
+    if facts.get("gpus") and not facts.get("driver_library_mismatch"):
+        return {"status": "pass", "reason": ""}
+    reason = facts.get("reason") or "The driver lists no GPU."
+    if facts.get("reboot_required") and not requirement["required"]:
+        return {"status": "warn", "reason": reason}
+    return unavailable(requirement, reason)
+
+
 def worst(statuses: Iterable[str]) -> str:
     """The most severe status; 'skip' only when nothing ran."""
     found = [s for s in statuses if s in RANK]

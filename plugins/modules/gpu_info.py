@@ -16,13 +16,18 @@ description:
     driver version, ECC, persistence and MIG mode, maximum clocks, PCIe generation and width.
   - Detects the C(Driver/library version mismatch) left by a driver upgrade without reboot.
   - A host without GPU or driver is not an error; the module succeeds with RV(gpus=[]) and a
-    RV(reason).
+    RV(reason) (driver not loaded, driver/library mismatch with a reboot pending, GPU lost, no device
+    node in a container, GPUs on the PCI bus with no driver bound).
+  - RV(verdict) is V(pass) when the driver lists GPUs. When it lists none it is V(fail) on a host that
+    must have GPUs (see O(profile)) and V(skip) elsewhere (V(warn) for a pending reboot); the task
+    itself never fails.
   - Also lists the NVIDIA display/3D controllers visible in sysfs, which does not need a driver.
 author:
   - gpulab.dlstack maintainers (!UNKNOWN)
 extends_documentation_fragment:
   - gpulab.dlstack.attributes
   - gpulab.dlstack.attributes.info_module
+  - gpulab.dlstack.smoke.gpu_requirement
 options:
   source:
     description:
@@ -105,8 +110,18 @@ source:
   returned: always
   type: str
   sample: nvidia-smi
+verdict:
+  description: V(pass) when the driver lists GPUs, else V(fail), V(warn) or V(skip) as described above.
+  returned: always
+  type: str
+  sample: pass
+gpu_requirement:
+  description: Whether GPUs had to answer (so that none answering is V(fail)), and why.
+  returned: always
+  type: dict
+  sample: {required: true, explicit: false, basis: "The host's profile is gpu, so its GPU checks must run."}
 reason:
-  description: Why no GPU is listed; empty when GPUs were found.
+  description: Why no GPU is listed, and on a host that must have GPUs why that fails; empty when GPUs were found.
   returned: always
   type: str
   sample: "No NVIDIA driver is loaded or reachable (nvidia-smi rc=255: Failed to initialize NVML: Unknown Error)."
@@ -142,7 +157,8 @@ from typing import Any, List, Tuple
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.gpulab.dlstack.plugins.module_utils._gpu_info import gather
-from ansible_collections.gpulab.dlstack.plugins.module_utils._smoke import write_dest
+from ansible_collections.gpulab.dlstack.plugins.module_utils._smoke import requirement, write_dest
+from ansible_collections.gpulab.dlstack.plugins.module_utils._verdict import REQUIREMENT_SPEC, gpu_info_verdict
 
 try:
     import pynvml
@@ -158,6 +174,7 @@ def main() -> None:
         argument_spec={
             "source": {"type": "str", "choices": ["auto", "nvml", "nvidia-smi"], "default": "auto"},
             "dest": {"type": "path"},
+            **REQUIREMENT_SPEC,
         },
         supports_check_mode=True,
     )
@@ -172,6 +189,11 @@ def main() -> None:
         return rc, out, err
 
     result: Any = gather(run, smi, nvml)
+    result["gpu_requirement"] = requirement(module, result)
+    outcome = gpu_info_verdict(result, result["gpu_requirement"])
+    result["verdict"] = outcome["status"]
+    if outcome["status"] != "pass":
+        result["reason"] = outcome["reason"]
     changed = write_dest(module, module.params["dest"], result)
     module.exit_json(changed=changed, **result)
 

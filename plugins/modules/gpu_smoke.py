@@ -29,14 +29,16 @@ description:
     O(thresholds.spread_pct) are flagged and at least V(warn).
   - The workload runs with the Python interpreter of the environment under test (O(python)), not
     with the one Ansible uses, so results describe the framework the users will run.
-  - Without a GPU the module skips honestly and says why; nothing is reported as passed that did
-    not run.
+  - When the GPUs cannot be tested (no driver, reboot pending, GPU lost, no device in the container,
+    framework without GPU) the verdict is V(fail) with that reason on a host that must have GPUs (see
+    O(profile)) and V(skip) with the reason elsewhere; nothing is reported as passed that did not run.
 author:
   - gpulab.dlstack maintainers (!UNKNOWN)
 extends_documentation_fragment:
   - gpulab.dlstack.attributes
   - gpulab.dlstack.attributes.info_module
   - gpulab.dlstack.smoke
+  - gpulab.dlstack.smoke.gpu_requirement
 options:
   backend:
     description:
@@ -118,10 +120,6 @@ options:
     type: list
     elements: dict
     default: []
-  required:
-    description: Fail instead of skipping when there is no GPU or no usable backend.
-    type: bool
-    default: false
 requirements:
   - One of torch, jax, cupy or tensorflow (GPU build) and numpy in the environment of O(python).
 notes:
@@ -250,6 +248,16 @@ gpu_facts:
   returned: always
   type: dict
   sample: {source: nvidia-smi, count: 1, driver_version: 570.124.06, reason: ""}
+gpu_requirement:
+  description: Whether the GPU checks had to run (so that one which could not is V(fail)), and why.
+  returned: always
+  type: dict
+  sample: {required: true, explicit: false, basis: "The host's profile is gpu, so its GPU checks must run."}
+python_version:
+  description: Version of the interpreter that ran the workload.
+  returned: when the backend probe ran
+  type: str
+  sample: 3.11.2
 would_run:
   description: In check mode, what the module would run; nothing is executed.
   returned: in check mode
@@ -297,8 +305,8 @@ def argument_spec() -> Dict[str, Any]:
             },
         },
         "peaks": {"type": "list", "elements": "dict", "default": []},
-        "required": {"type": "bool", "default": False},
         "dest": {"type": "path"},
+        **_verdict.REQUIREMENT_SPEC,
     }
 
 
@@ -343,20 +351,20 @@ def main() -> None:
         would_run = {key: params[key] for key in ("backend", "checks", "time_budget")}
         _smoke.exit_check_mode(module, result, dict(would_run, python=python, gpus=facts["count"]))
 
+    needed = _smoke.requirement(module, facts)
+    result["gpu_requirement"] = needed
     if not facts["gpus"]:
-        result["verdict"] = _smoke.unavailable_status(params["required"])
-        result["reason"] = "No GPU to test: %s" % (facts.get("reason") or "the driver lists none.")
+        _smoke.set_unavailable(result, needed, "No GPU to test: %s" % (facts.get("reason") or "the driver lists none."))
         finish()
 
-    probe, error = _smoke.run_script(module, python, "probe", {}, 120)
+    probe, error = _smoke.run_probe(module, python, result)
     if probe is None or error:
         result["verdict"] = "fail"
         result["reason"] = error or "The backend probe failed."
         finish()
     backend, why = _smoke.choose_backend(probe or {}, params["backend"], BACKEND_ORDER, True)
     if backend is None:
-        result["verdict"] = _smoke.unavailable_status(params["required"])
-        result["reason"] = why
+        _smoke.set_unavailable(result, needed, why)
         finish()
     config = {
         "backend": backend,
@@ -377,9 +385,10 @@ def main() -> None:
         finish()
         return
     if not doc.get("gpus"):
-        result["verdict"] = _smoke.unavailable_status(params["required"])
         seen = doc.get("reason", "The backend sees no GPU.")
-        result["reason"] = f"{seen} The driver lists {facts['count']} GPU(s); check the framework's CUDA build."
+        _smoke.set_unavailable(
+            result, needed, f"{seen} The driver lists {facts['count']} GPU(s); check the framework's CUDA build."
+        )
         finish()
     judged = [
         _verdict.judge_gpu(raw, match_facts(raw, facts["gpus"], pos), specs, thresholds)
@@ -391,6 +400,8 @@ def main() -> None:
     failing = [name for name, c in result["checks"].items() if c["status"] == "fail"]
     if failing:
         result["reason"] = "Failed: {}.".format(", ".join(failing))
+    elif result["verdict"] == "skip":
+        _smoke.set_unavailable(result, needed, "No check ran on the GPU(s): every one was skipped.")
     finish()
 
 

@@ -16,9 +16,10 @@ description:
   - With TensorFlow 2.17 or older built with TensorRT, uses TF-TRT (C(TrtGraphConverterV2) on a
     SavedModel). Otherwise uses TensorRT's own Python API, with torch or cupy holding the device
     buffers (TF-TRT ended with TensorFlow 2.17).
-  - The verdict is V(pass) when every precision agrees with the reference within its tolerance,
-    V(fail) on a mismatch or error, and V(skip) without a GPU or TensorRT (V(fail) when
-    O(required=true)). Speedups are reported, never judged.
+  - The verdict is V(pass) when every precision agrees with the reference within its tolerance and
+    V(fail) on a mismatch or error. Without a GPU it is V(fail) on a host that must have GPUs (see
+    O(profile)), else V(skip); without TensorRT the same holds when O(want_tensorrt=true), and it is
+    V(skip) when TensorRT is not part of the host's stack. Speedups are reported, never judged.
   - The workload runs with the Python interpreter of the environment under test (O(python)).
 author:
   - gpulab.dlstack maintainers (!UNKNOWN)
@@ -26,6 +27,7 @@ extends_documentation_fragment:
   - gpulab.dlstack.attributes
   - gpulab.dlstack.attributes.info_module
   - gpulab.dlstack.smoke
+  - gpulab.dlstack.smoke.gpu_requirement
 options:
   backend:
     description:
@@ -48,10 +50,12 @@ options:
     description: Seconds of latency measurement; engine builds come on top.
     type: float
     default: 20
-  required:
-    description: Fail instead of skipping when there is no GPU or no TensorRT.
+  want_tensorrt:
+    description:
+      - TensorRT is part of this host's stack (C(dlstack_want_tensorrt)). With V(false), a missing TensorRT
+        is a V(skip) even on a GPU host; a missing GPU still counts as O(required) says.
     type: bool
-    default: false
+    default: true
 requirements:
   - TensorRT (C(tensorrt) Python package) with torch or cupy, or TensorFlow <= 2.17 built with TensorRT.
 notes:
@@ -119,6 +123,16 @@ baseline:
   returned: when the workload ran
   type: dict
   sample: {framework: torch, latency_ms: 0.21, iterations: 5000}
+gpu_requirement:
+  description: Whether the GPU checks had to run (so that one which could not is V(fail)), and why.
+  returned: always
+  type: dict
+  sample: {required: true, explicit: false, basis: "The host's profile is gpu, so its GPU checks must run."}
+python_version:
+  description: Version of the interpreter that ran the workload.
+  returned: when the backend probe ran
+  type: str
+  sample: 3.11.2
 elapsed_s:
   description: Wall time of the module.
   returned: always
@@ -182,7 +196,7 @@ def choose(probe: Dict[str, Any], wanted: str) -> Tuple[Optional[str], str]:
     return "tf-trt", "TensorFlow {} can use TF-TRT".format(tf.get("version"))
 
 
-def judge(doc: Dict[str, Any], required: bool) -> Dict[str, Dict[str, Any]]:
+def judge(doc: Dict[str, Any], needed: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
     checks: Dict[str, Dict[str, Any]] = {}
     baseline = (doc.get("baseline") or {}).get("latency_ms")
     for precision, raw in (doc.get("precisions") or {}).items():
@@ -190,7 +204,7 @@ def judge(doc: Dict[str, Any], required: bool) -> Dict[str, Dict[str, Any]]:
         tol = TOLERANCES[precision]
         entry["tolerance"] = tol
         if raw.get("skipped"):
-            entry.update(status=_smoke.unavailable_status(required), reason=str(raw["skipped"]))
+            entry.update(_verdict.unavailable(needed, str(raw["skipped"])))
         elif raw.get("error"):
             entry.update(status="fail", reason=str(raw["error"]))
         else:
@@ -220,8 +234,9 @@ def main() -> None:
             "precisions": {"type": "list", "elements": "str", "choices": ["fp32", "fp16"], "default": ["fp32", "fp16"]},
             "batch": {"type": "int", "default": 256},
             "time_budget": {"type": "float", "default": 20},
-            "required": {"type": "bool", "default": False},
+            "want_tensorrt": {"type": "bool", "default": True},
             "dest": {"type": "path"},
+            **_verdict.REQUIREMENT_SPEC,
         },
         supports_check_mode=True,
     )
@@ -240,12 +255,15 @@ def main() -> None:
         return module.run_command(cmd, environ_update={"LC_ALL": "C"})
 
     facts = gather(run, module.get_bin_path("nvidia-smi"), pynvml)
+    needed = _smoke.requirement(module, facts)
+    result["gpu_requirement"] = needed
     if not facts["gpus"]:
-        result["verdict"] = _smoke.unavailable_status(params["required"])
-        result["reason"] = "No GPU to test: %s" % (facts.get("reason") or "the driver lists none.")
+        _smoke.set_unavailable(result, needed, "No GPU to test: %s" % (facts.get("reason") or "the driver lists none."))
         finish()
         return
-    probe, error = _smoke.run_script(module, python, "probe", {}, 120)
+    if not params["want_tensorrt"] and not needed["explicit"]:
+        needed = _verdict.not_required("TensorRT is not part of this host's stack (want_tensorrt=false).")
+    probe, error = _smoke.run_probe(module, python, result)
     if probe is None or error:
         result["verdict"] = "fail"
         result["reason"] = error or "The backend probe failed."
@@ -253,8 +271,7 @@ def main() -> None:
         return
     backend, why = choose(probe, params["backend"])
     if backend is None:
-        result["verdict"] = _smoke.unavailable_status(params["required"])
-        result["reason"] = why
+        _smoke.set_unavailable(result, needed, why)
         finish()
         return
     config = {
@@ -278,11 +295,10 @@ def main() -> None:
         finish()
         return
     if doc.get("skipped"):
-        result["verdict"] = _smoke.unavailable_status(params["required"])
-        result["reason"] = str(doc["skipped"])
+        _smoke.set_unavailable(result, needed, str(doc["skipped"]))
         finish()
         return
-    result["checks"] = judge(doc, params["required"])
+    result["checks"] = judge(doc, needed)
     result["verdict"] = _verdict.worst(c["status"] for c in result["checks"].values())
     bad = [name for name, c in result["checks"].items() if c["status"] == "fail"]
     if bad:

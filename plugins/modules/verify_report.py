@@ -14,6 +14,9 @@ description:
   - Reads C(<src>/<host>/latest.json) for every host in O(hosts), compares each figure with the
     fleet median, flags hosts more than O(slow_pct) percent below it and writes C(fleet.md) and
     C(fleet.html) (inline CSS and SVG chart, nothing fetched) into O(src).
+  - Each host's row shows its verdicts beside its installed stack (driver, CUDA, cuDNN, TensorRT,
+    TensorFlow, Python, numpy) as gpulab.dlstack.verify_store recorded it; a dash marks a version
+    not known. Every value read from a host is HTML-escaped in C(fleet.html).
 author:
   - gpulab.dlstack maintainers (!UNKNOWN)
 extends_documentation_fragment:

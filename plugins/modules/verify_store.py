@@ -11,6 +11,9 @@ short_description: Record a host's verification results and compare them with it
 version_added: 0.1.0
 description:
   - Used by the gpulab.dlstack.verify role; runs on the verified host.
+  - Records the installed stack (driver, CUDA, cuDNN, TensorRT, TensorFlow, Python, numpy) from the versions
+    the modules reported, else O(stack), else the host's C(dlstack*) local facts (O(local_facts)). A
+    version found nowhere is left V(null) and shown as a dash in the report.
   - Builds the host record from the gpu_info, gpu_smoke, xla_smoke and trt_smoke results, compares
     its figures with the C(latest.json) already in O(dir) and writes the new C(latest.json) plus a
     timestamped copy, keeping the newest O(keep) copies.
@@ -49,6 +52,16 @@ options:
   timestamp:
     description: UTC timestamp of the run (C(YYYYMMDDTHHMMSSZ)); now when omitted.
     type: str
+  stack:
+    description: The stack resolved for this host in this run (C(dlstack_stack) from preflight).
+    type: dict
+    default: {}
+  local_facts:
+    description:
+      - The host's local facts (C(ansible_local)). Only the C(dlstack*) ones are read, each holding a stack
+        itself or under a C(stack) key; missing or malformed ones are ignored.
+    type: dict
+    default: {}
 """
 
 EXAMPLES = r"""
@@ -61,7 +74,9 @@ EXAMPLES = r"""
 
 RETURN = r"""
 record:
-  description: The stored host record (host, timestamp, verdict, verdicts, modules, figures, regressions, flags).
+  description:
+    - The stored host record (host, timestamp, verdict, verdicts, modules, figures, regressions, flags,
+      stack, stack_sources).
   returned: always
   type: dict
   sample:
@@ -70,6 +85,9 @@ record:
     verdict: pass
     figures: {gpu_smoke.matmul_bf16: 785.2}
     regressions: []
+    stack:
+      {driver: 570.124.06, cuda: "12.5", cudnn: "9.3", tensorrt: null, tensorflow: 2.21.0, python: 3.12.3, numpy: 2.1.3}
+    stack_sources: {driver: verify, cuda: verify, cudnn: local fact dlstack, tensorrt: null}
 summary:
   description: Readable lines, the verdict first, then each check with figure, fraction of spec and status.
   returned: always
@@ -124,6 +142,8 @@ def main() -> None:
             "regression_pct": {"type": "float", "default": 10},
             "keep": {"type": "int", "default": 20},
             "timestamp": {"type": "str"},
+            "stack": {"type": "dict", "default": {}},
+            "local_facts": {"type": "dict", "default": {}},
         },
         supports_check_mode=True,
     )
@@ -134,7 +154,8 @@ def main() -> None:
     latest = os.path.join(params["dir"], "latest.json")
     copy = os.path.join(params["dir"], f"result-{stamp}.json")
     previous = read_json(latest)
-    record = _report.host_record(params["host"], stamp, modules, previous, params["regression_pct"])
+    recorded = [("resolved stack", params["stack"]), *_report.fact_stacks(params["local_facts"])]
+    record = _report.host_record(params["host"], stamp, modules, previous, params["regression_pct"], recorded=recorded)
     text = json.dumps(record, indent=2, sort_keys=True, default=str) + "\n"
     if not module.check_mode:
         os.makedirs(params["dir"], 0o755, exist_ok=True)

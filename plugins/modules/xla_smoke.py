@@ -19,6 +19,9 @@ description:
     O(rtol) and O(atol) (as C(numpy.allclose)); TF32 is switched off so both paths run in float32.
   - The verdict is V(pass) when the numbers agree and V(fail) when they do not. The speedup is
     reported, never judged.
+  - On a host that must have GPUs (see O(profile)) with O(device=auto), a framework that sees no GPU
+    and runs XLA on the CPU only is a V(fail) with that reason (the CPU figures are kept); elsewhere
+    it is a V(pass) on the CPU.
   - The workload runs with the Python interpreter of the environment under test (O(python)).
 author:
   - gpulab.dlstack maintainers (!UNKNOWN)
@@ -26,6 +29,7 @@ extends_documentation_fragment:
   - gpulab.dlstack.attributes
   - gpulab.dlstack.attributes.info_module
   - gpulab.dlstack.smoke
+  - gpulab.dlstack.smoke.gpu_requirement
 options:
   backend:
     description: Framework to test. V(auto) takes the first importable of tensorflow, jax.
@@ -59,10 +63,6 @@ options:
         come on top.
     type: float
     default: 20
-  required:
-    description: Fail instead of skipping when no backend with XLA is available.
-    type: bool
-    default: false
 requirements:
   - tensorflow or jax, and numpy, in the environment of O(python).
 seealso:
@@ -130,6 +130,16 @@ checks:
       max_abs_err: 2.4e-07
       rtol: 1.0e-05
       atol: 0.0001
+gpu_requirement:
+  description: Whether the XLA check had to run on a GPU (so that one which could not is V(fail)), and why.
+  returned: always
+  type: dict
+  sample: {required: false, explicit: false, basis: "The host's profile is cpu."}
+python_version:
+  description: Version of the interpreter that ran the workload.
+  returned: when the backend probe ran
+  type: str
+  sample: 3.11.2
 elapsed_s:
   description: Wall time of the module.
   returned: always
@@ -146,7 +156,7 @@ import time
 from typing import Any, Dict, List
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpulab.dlstack.plugins.module_utils import _smoke
+from ansible_collections.gpulab.dlstack.plugins.module_utils import _smoke, _verdict
 from ansible_collections.gpulab.dlstack.plugins.module_utils._gpu_info import gather
 
 try:
@@ -157,10 +167,10 @@ except ImportError:
 BACKEND_ORDER = ["tensorflow", "jax"]
 
 
-def judge(doc: Dict[str, Any], required: bool) -> Dict[str, Any]:
-    """The xla check entry from the workload's document."""
+def judge(doc: Dict[str, Any], needed: Dict[str, Any], device: str = "auto") -> Dict[str, Any]:
+    """The xla check entry from the workload's document; on a GPU host, XLA on the CPU only is not a pass."""
     if doc.get("skipped"):
-        return {"status": _smoke.unavailable_status(required), "reason": str(doc["skipped"])}
+        return _verdict.unavailable(needed, str(doc["skipped"]))
     found = dict(doc.get("result") or {})
     if not found:
         return {"status": "fail", "reason": "The workload returned no comparison."}
@@ -175,6 +185,9 @@ def judge(doc: Dict[str, Any], required: bool) -> Dict[str, Any]:
         found["reason"] = (
             f"Numerical mismatch between XLA and the reference (max abs error {found.get('max_abs_err')}, {tolerance})."
         )
+    if found["status"] == "pass" and device == "auto" and doc.get("device") == "cpu" and needed["required"]:
+        seen = "{} sees no GPU, so XLA ran on the CPU only.".format(doc.get("backend") or "The framework")
+        found.update(_verdict.unavailable(needed, seen))
     return found
 
 
@@ -189,8 +202,8 @@ def main() -> None:
             "rtol": {"type": "float", "default": 1.0e-5},
             "atol": {"type": "float", "default": 1.0e-4},
             "time_budget": {"type": "float", "default": 20},
-            "required": {"type": "bool", "default": False},
             "dest": {"type": "path"},
+            **_verdict.REQUIREMENT_SPEC,
         },
         supports_check_mode=True,
     )
@@ -208,8 +221,13 @@ def main() -> None:
     def run(cmd: List[str]) -> Any:
         return module.run_command(cmd, environ_update={"LC_ALL": "C"})
 
-    gpu_present = bool(gather(run, module.get_bin_path("nvidia-smi"), pynvml)["gpus"])
-    probe, error = _smoke.run_script(module, python, "probe", {}, 120)
+    facts = gather(run, module.get_bin_path("nvidia-smi"), pynvml)
+    gpu_present = bool(facts["gpus"])
+    needed = _smoke.requirement(module, facts)
+    if params["device"] == "cpu" and not needed["explicit"]:
+        needed = _verdict.not_required("device=cpu was asked for.")
+    result["gpu_requirement"] = needed
+    probe, error = _smoke.run_probe(module, python, result)
     if probe is None or error:
         result["verdict"] = "fail"
         result["reason"] = error or "The backend probe failed."
@@ -218,8 +236,7 @@ def main() -> None:
         probe or {}, params["backend"], BACKEND_ORDER, gpu_present and params["device"] != "cpu"
     )
     if backend is None:
-        result["verdict"] = _smoke.unavailable_status(params["required"])
-        result["reason"] = why
+        _smoke.set_unavailable(result, needed, why)
         finish()
         return
     config = {key: params[key] for key in ("device", "size", "steps", "rtol", "atol", "time_budget")}
@@ -236,7 +253,7 @@ def main() -> None:
         result["reason"] = error or "The workload returned nothing."
         finish()
         return
-    result["checks"] = {"xla": judge(doc, params["required"])}
+    result["checks"] = {"xla": judge(doc, needed, params["device"])}
     result["verdict"] = result["checks"]["xla"]["status"]
     if result["verdict"] != "pass":
         result["reason"] = result["checks"]["xla"]["reason"]

@@ -65,7 +65,16 @@ def test_verification_stored_with_honest_skips(host):
     for name in ("gpu_smoke", "trt_smoke"):
         assert record["verdicts"][name] == "skip"
         assert modules[name]["reason"]
+        assert modules[name]["gpu_requirement"]["required"] is False, modules[name]["gpu_requirement"]
     assert record["verdicts"]["gpu_info"] == "skip"
+
+
+def test_verification_records_the_installed_stack(host):
+    """The stack columns of the fleet report: measured versions where the checks ran, nothing invented."""
+    stack = _verify_record(host)["stack"]
+    assert stack["tensorflow"].startswith("2.21"), stack
+    assert stack["python"] and stack["numpy"], stack
+    assert stack["driver"] is None and stack["cuda"] is None and stack["tensorrt"] is None, stack
 
 
 def test_xla_smoke_ran_for_real_on_cpu_with_tensorflow(host):

@@ -14,6 +14,9 @@ def test_gpu_visible_in_container(host: Any) -> None:
 def test_verification_passed_on_the_gpu(host: Any) -> None:
     latest = json.loads(host.file("/var/lib/dlstack/verify/latest.json").content_string)
     assert latest["verdict"] in {"pass", "warn"}, latest["verdict"]
+    assert latest["verdicts"]["gpu_info"] == "pass"
+    assert latest["modules"]["gpu_smoke"]["gpu_requirement"]["required"] is True
+    assert latest["stack"]["driver"] and latest["stack"]["tensorflow"], latest["stack"]
 
 
 def test_local_facts_record_the_gpu(host: Any) -> None:

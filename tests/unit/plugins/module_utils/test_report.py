@@ -145,3 +145,99 @@ def test_gpu_info_without_gpus_is_skip_not_pass() -> None:
     assert record["verdict"] == "skip"
     mods["xla_smoke"] = modules(1.0)["xla_smoke"]
     assert r.host_record("cpu01", "20261130T090000Z", mods, None, 10.0)["verdict"] == "pass"
+
+
+def gpu_modules() -> Dict[str, Any]:
+    mods = modules(800.0)
+    mods["gpu_info"]["verdict"] = "pass"
+    mods["gpu_smoke"]["versions"] = {"tensorflow": "2.17.1", "cuda": "12.3", "cudnn": "8", "numpy": "1.26.4"}
+    mods["gpu_smoke"]["python_version"] = "3.12.3"
+    mods["trt_smoke"]["versions"] = {"tensorrt": "8.6.1"}
+    return mods
+
+
+@pytest.mark.parametrize(
+    ("mods", "recorded", "stack", "sources"),
+    [
+        (
+            gpu_modules(),
+            [],
+            {
+                "driver": "570.124.06",
+                "cuda": "12.3",
+                "cudnn": "8",
+                "tensorrt": "8.6.1",
+                "tensorflow": "2.17.1",
+                "python": "3.12.3",
+                "numpy": "1.26.4",
+            },
+            {"driver": "verify", "tensorrt": "verify", "python": "verify"},
+        ),
+        (
+            {"gpu_info": {"count": 0, "driver_version": None}, "xla_smoke": {"versions": {"numpy": "2.1.3"}}},
+            r.fact_stacks(
+                {
+                    "dlstack": {"stack": {"cuda": None, "cudnn": "9.3.0", "python": "3.11", "tensorflow": "2.21"}},
+                    "dlstack_stack": {"tensorflow": "2.21.0", "driver_version": "535.261.03", "numpy": [1]},
+                    "other": {"stack": {"tensorrt": "10"}},
+                    "dlstack_broken": "not a dict",
+                }
+            ),
+            {
+                "driver": "535.261.03",
+                "cuda": None,
+                "cudnn": "9.3.0",
+                "tensorrt": None,
+                "tensorflow": "2.21.0",
+                "python": "3.11",
+                "numpy": "2.1.3",
+            },
+            {"driver": "local fact dlstack_stack", "cuda": None, "cudnn": "local fact dlstack", "numpy": "verify"},
+        ),
+    ],
+    ids=["measured", "local facts, defensively"],
+)
+def test_installed_stack(
+    mods: Dict[str, Any], recorded: List[Any], stack: Dict[str, Any], sources: Dict[str, Any]
+) -> None:
+    record = r.host_record("gpu01", "t", mods, None, 10.0, recorded=recorded)
+    assert record["stack"] == stack
+    assert {k: record["stack_sources"][k] for k in sources} == sources
+
+
+def test_report_shows_the_stack_beside_the_verdicts() -> None:
+    records = [r.host_record("gpu01", "t", gpu_modules(), None, 10.0), {"host": "old", "verdict": "pass"}]
+    stats = r.fleet_stats(records, 10.0)
+    text = r.render_markdown(records, stats, "g")
+    assert "| Host | Verdict | GPUs | gpu_info | gpu_smoke | xla_smoke | trt_smoke | Driver | CUDA | cuDNN |" in text
+    assert "| gpu01 | pass | 1 | pass | pass | pass | skip | 570.124.06 | 12.3 | 8 | 8.6.1 | 2.17.1 | 3.12.3 |" in text
+    assert "| old | pass | - | - | - | - | - | " + " | ".join([r.ABSENT] * 7) + " | 0 |" in text
+    page = r.render_html(records, stats, "g")
+    assert "<th>TensorRT</th><th>TF</th><th>Python</th><th>numpy</th>" in page
+    assert "<td>8.6.1</td><td>2.17.1</td><td>3.12.3</td><td>1.26.4</td>" in page
+    assert "  stack: Driver 570.124.06, CUDA 12.3, cuDNN 8, TensorRT 8.6.1, TF 2.17.1" in "\n".join(
+        r.summary_lines(records[0])
+    )
+
+
+def test_html_escapes_every_host_provided_value() -> None:
+    evil = "<script>alert(1)</script>"
+    mods = gpu_modules()
+    mods["gpu_smoke"]["checks"]["matmul_bf16"]["unit"] = evil
+    mods["gpu_smoke"]["versions"]["tensorflow"] = evil
+    record = r.host_record(evil, "t", mods, None, 10.0)
+    record["verdict"] = evil
+    record["verdicts"]["gpu_smoke"] = evil
+    page = r.render_html([record], r.fleet_stats([record], 10.0), "g")
+    assert "<script" not in page
+    assert page.count("&lt;script&gt;alert(1)&lt;/script&gt;") >= 5
+    assert '<td class="unknown">&lt;script&gt;' in page
+    text = r.render_markdown([record], r.fleet_stats([record], 10.0), "g")
+    assert "| <script>alert(1)</script> |" in text
+
+
+def test_gpu_info_verdict_comes_from_the_module() -> None:
+    mods = modules(800.0)
+    mods["gpu_info"].update(count=0, verdict="fail", reason="No NVIDIA driver is loaded or reachable.")
+    record = r.host_record("gpu01", "t", mods, None, 10.0)
+    assert record["verdicts"]["gpu_info"] == "fail" and record["verdict"] == "fail"

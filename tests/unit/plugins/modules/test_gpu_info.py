@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable, List, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 import pytest
 from ansible.module_utils import basic
@@ -44,7 +44,18 @@ def test_reads_every_gpu(run_module: Runner, host: List[List[str]]) -> None:
     assert host[0][1].startswith("--query-gpu=index,uuid,name,pci.bus_id")
 
 
-def test_no_driver_succeeds_with_reason(run_module: Runner, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("args", "verdict"),
+    [
+        ({}, "skip"),
+        ({"profile": "cpu"}, "skip"),
+        ({"profile": "gpu"}, "fail"),
+        ({"profile": "gpu", "required": False}, "skip"),
+    ],
+)
+def test_no_driver_succeeds_with_reason(
+    run_module: Runner, monkeypatch: pytest.MonkeyPatch, args: Dict[str, Any], verdict: str
+) -> None:
     monkeypatch.setattr(gpu_info, "pynvml", None)
     monkeypatch.setattr(_gpu_info, "scan_sysfs", lambda root="": [])
     monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, *a, **k: "/usr/bin/nvidia-smi")
@@ -53,11 +64,17 @@ def test_no_driver_succeeds_with_reason(run_module: Runner, monkeypatch: pytest.
         "run_command",
         lambda self, cmd, **k: (255, "Failed to initialize NVML: Unknown Error\n", ""),
     )
-    failed, result = run_module(gpu_info.main, {})
+    failed, result = run_module(gpu_info.main, args)
     assert not failed
     assert result["gpus"] == [] and result["count"] == 0
     assert "Failed to initialize NVML" in result["reason"]
     assert result["reboot_required"] is False
+    assert result["verdict"] == verdict
+
+
+def test_gpus_listed_is_a_pass(run_module: Runner, host: List[List[str]]) -> None:
+    failed, result = run_module(gpu_info.main, {"profile": "gpu"})
+    assert not failed and result["verdict"] == "pass" and result["reason"] == ""
 
 
 def test_nvml_source_needs_the_library(run_module: Runner, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -87,8 +87,32 @@ def test_no_gpu_is_an_honest_skip(run_module: Runner, monkeypatch: pytest.Monkey
     failed, result = run_module(gpu_smoke.main, {})
     assert not failed
     assert result["verdict"] == "skip"
-    assert result["reason"] == "No GPU to test: No NVIDIA driver is loaded or reachable."
+    assert result["reason"].startswith("No GPU to test: No NVIDIA driver is loaded or reachable. No NVIDIA GPU is")
     assert result["checks"] == {} and result["gpus"] == []
+    assert result["gpu_requirement"]["required"] is False
+
+
+@pytest.mark.parametrize(
+    ("args", "verdict"),
+    [({"profile": "gpu"}, "fail"), ({"profile": "auto", "gpu_seen": True}, "fail"), ({"profile": "cpu"}, "skip")],
+)
+def test_no_gpu_on_a_gpu_host_is_a_fail_not_a_skip(
+    run_module: Runner, monkeypatch: pytest.MonkeyPatch, no_commands: None, args: Dict[str, Any], verdict: str
+) -> None:
+    monkeypatch.setattr(gpu_smoke, "gather", lambda *a, **k: facts([], "No NVIDIA driver is loaded or reachable."))
+    failed, result = run_module(gpu_smoke.main, args)
+    assert not failed, "only an explicit required=true fails the task; the verdict is the record"
+    assert result["verdict"] == verdict
+    assert "No NVIDIA driver is loaded or reachable." in result["reason"]
+
+
+def test_no_gpu_on_a_gpu_host_after_the_opt_out_is_a_skip(
+    run_module: Runner, monkeypatch: pytest.MonkeyPatch, no_commands: None
+) -> None:
+    monkeypatch.setattr(gpu_smoke, "gather", lambda *a, **k: facts([], "no driver"))
+    failed, result = run_module(gpu_smoke.main, {"profile": "gpu", "required": False})
+    assert not failed and result["verdict"] == "skip"
+    assert "required=false was set explicitly." in result["reason"]
 
 
 def test_no_gpu_fails_when_required(run_module: Runner, monkeypatch: pytest.MonkeyPatch, no_commands: None) -> None:
@@ -139,7 +163,8 @@ def test_custom_thresholds_and_peaks(run_module: Runner, monkeypatch: pytest.Mon
     assert result["checks"]["memory_bw"]["status"] == "fail"
 
 
-def test_backend_without_gpu_is_skip(run_module: Runner, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("profile", "verdict"), [("auto", "fail"), ("gpu", "fail"), ("cpu", "skip")])
+def test_backend_without_gpu(run_module: Runner, monkeypatch: pytest.MonkeyPatch, profile: str, verdict: str) -> None:
     monkeypatch.setattr(gpu_smoke, "gather", lambda *a, **k: facts([H100]))
     fake_scripts(
         monkeypatch,
@@ -150,8 +175,8 @@ def test_backend_without_gpu_is_skip(run_module: Runner, monkeypatch: pytest.Mon
             "reason": "The torch backend sees no GPU.",
         },
     )
-    failed, result = run_module(gpu_smoke.main, {})
-    assert not failed and result["verdict"] == "skip"
+    failed, result = run_module(gpu_smoke.main, {"profile": profile})
+    assert not failed and result["verdict"] == verdict
     assert "driver lists 1 GPU(s)" in result["reason"]
 
 

@@ -6,7 +6,7 @@ import sys
 from typing import Any, Callable, Dict, Tuple
 
 import pytest
-from ansible_collections.gpulab.dlstack.plugins.module_utils import _gpu_info, _smoke
+from ansible_collections.gpulab.dlstack.plugins.module_utils import _gpu_info, _smoke, _verdict
 from ansible_collections.gpulab.dlstack.plugins.modules import trt_smoke
 
 Runner = Callable[..., Tuple[bool, dict]]
@@ -50,12 +50,27 @@ def test_no_gpu_skip_and_required_fail(run_module: Runner, monkeypatch: pytest.M
     assert failed and "No GPU to test" in result["msg"]
 
 
-def test_no_tensorrt_is_skip(run_module: Runner, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("args", "verdict"),
+    [
+        ({}, "skip"),
+        ({"profile": "gpu"}, "fail"),
+        ({"profile": "gpu", "want_tensorrt": False}, "skip"),
+        ({"profile": "gpu", "required": False}, "skip"),
+    ],
+)
+def test_no_tensorrt(run_module: Runner, monkeypatch: pytest.MonkeyPatch, args: Dict[str, Any], verdict: str) -> None:
     monkeypatch.setattr(trt_smoke, "gather", lambda *a, **k: facts(1))
     monkeypatch.setattr(_smoke, "run_script", lambda *a, **k: (probe(tf="2.21.0"), None))
-    failed, result = run_module(trt_smoke.main, {})
-    assert not failed and result["verdict"] == "skip"
+    failed, result = run_module(trt_smoke.main, args)
+    assert not failed and result["verdict"] == verdict
     assert "TensorRT is not importable" in result["reason"] and "2.21.0" in result["reason"]
+
+
+def test_no_gpu_on_a_gpu_host_fails_even_without_tensorrt(run_module: Runner, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(trt_smoke, "gather", lambda *a, **k: facts(0))
+    failed, result = run_module(trt_smoke.main, {"profile": "gpu", "want_tensorrt": False})
+    assert not failed and result["verdict"] == "fail" and result["reason"].startswith("No GPU to test: no driver")
 
 
 @pytest.mark.parametrize(
@@ -80,11 +95,12 @@ def test_judge() -> None:
             "fp16": {"latency_ms": 0.1, "max_rel_err": 0.5},
         },
     }
-    checks = trt_smoke.judge(doc, False)
+    checks = trt_smoke.judge(doc, _verdict.gpu_requirement(None, "cpu"))
     assert checks["fp32"]["status"] == "pass" and checks["fp32"]["speedup"] == pytest.approx(2.0)
     assert checks["fp16"]["status"] == "fail"
-    skipped = trt_smoke.judge({"precisions": {"fp16": {"skipped": "no fast fp16"}}}, False)
-    assert skipped["fp16"]["status"] == "skip"
+    skipped = {"precisions": {"fp16": {"skipped": "no fast fp16"}}}
+    assert trt_smoke.judge(skipped, _verdict.gpu_requirement(None, "cpu"))["fp16"]["status"] == "skip"
+    assert trt_smoke.judge(skipped, _verdict.gpu_requirement(None, "gpu"))["fp16"]["status"] == "fail"
 
 
 def test_verdict_from_workload(run_module: Runner, monkeypatch: pytest.MonkeyPatch) -> None:

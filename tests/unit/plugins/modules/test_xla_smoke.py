@@ -13,10 +13,14 @@ from typing import Callable, Tuple
 import pytest
 from ansible.module_utils import basic
 from ansible_collections.gpulab.dlstack.plugins.module_utils import _gpu_info
+from ansible_collections.gpulab.dlstack.plugins.module_utils._verdict import gpu_requirement
 from ansible_collections.gpulab.dlstack.plugins.modules import xla_smoke
 
 Runner = Callable[..., Tuple[bool, dict]]
 XLA_PYTHON = os.environ.get("DLSTACK_TEST_XLA_PYTHON", "")
+CPU_HOST = gpu_requirement(None, "cpu")
+GPU_HOST = gpu_requirement(None, "gpu")
+AGREE = {"allclose": True, "max_abs_err": 2e-7, "rtol": 1e-5, "atol": 1e-4, "speedup": 0.7}
 NO_FRAMEWORK = all(importlib.util.find_spec(m) is None for m in ("tensorflow", "jax"))
 
 
@@ -49,15 +53,26 @@ def test_bad_sizes_fail(run_module: Runner) -> None:
 
 
 def test_judge() -> None:
-    agree = xla_smoke.judge(
-        {"result": {"allclose": True, "max_abs_err": 2e-7, "rtol": 1e-5, "atol": 1e-4, "speedup": 0.7}}, False
-    )
+    agree = xla_smoke.judge({"result": dict(AGREE)}, CPU_HOST)
     assert agree["status"] == "pass" and agree["speedup"] == 0.7
-    differ = xla_smoke.judge({"result": {"allclose": False, "max_abs_err": 0.3, "rtol": 1e-5, "atol": 1e-4}}, False)
+    differ = xla_smoke.judge({"result": {"allclose": False, "max_abs_err": 0.3, "rtol": 1e-5, "atol": 1e-4}}, CPU_HOST)
     assert differ["status"] == "fail" and "mismatch" in differ["reason"]
-    assert xla_smoke.judge({"skipped": "torch.compile is not XLA"}, False)["status"] == "skip"
-    assert xla_smoke.judge({"skipped": "no torch_xla"}, True)["status"] == "fail"
-    assert xla_smoke.judge({}, False)["status"] == "fail"
+    assert xla_smoke.judge({"skipped": "torch.compile is not XLA"}, CPU_HOST)["status"] == "skip"
+    assert xla_smoke.judge({"skipped": "no torch_xla"}, GPU_HOST)["status"] == "fail"
+    assert xla_smoke.judge({}, CPU_HOST)["status"] == "fail"
+
+
+@pytest.mark.parametrize(
+    ("needed", "device", "expected"),
+    [(GPU_HOST, "auto", "fail"), (CPU_HOST, "auto", "pass"), (GPU_HOST, "gpu", "pass")],
+)
+def test_xla_on_the_cpu_only_is_not_a_pass_on_a_gpu_host(needed: dict, device: str, expected: str) -> None:
+    doc = {"backend": "tensorflow", "device": "cpu" if device == "auto" else "gpu", "result": dict(AGREE)}
+    found = xla_smoke.judge(doc, needed, device)
+    assert found["status"] == expected
+    assert found["speedup"] == 0.7
+    if expected == "fail":
+        assert found["reason"].startswith("tensorflow sees no GPU, so XLA ran on the CPU only.")
 
 
 @pytest.mark.skipif(not XLA_PYTHON, reason="DLSTACK_TEST_XLA_PYTHON is not set to an interpreter with TensorFlow/JAX")

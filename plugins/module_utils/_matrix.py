@@ -224,6 +224,11 @@ _SRC_TRT = (
     "TF-TRT: TensorRT 8 needs TF >= 2.7 (tensorflow#49150), TensorRT 9/10 unsupported (tensorflow#68360), "
     "2.17 release notes: last release with TensorRT; ceiling 8.6 and default [U]"
 )
+_SRC_TRT_SO7 = "TF 2.7-2.11 wheels load libnvinfer.so.7 (tensorflow#53529, #57671, #57679; fixed in 2.12)"
+_SRC_TRT_2_16 = "TF 2.16 wheel loads exactly libnvinfer.so.8.6.1 (tensorflow#64809)"
+# What a TF wheel links for TF-TRT, where it is narrower than what a source build accepts.
+_WHEEL_TRT_7 = {"min": "7.0", "max": "7.2", "default": "7.2.3", "links": "libnvinfer.so.7", "source": _SRC_TRT_SO7}
+_WHEEL_TRT_2_16 = {"min": "8.6.1", "max": "8.6.1", "default": "8.6.1", "links": "libnvinfer.so.8.6.1", "source": _SRC_TRT_2_16}
 _SRC_WHEEL_CC_2_17 = "TF 2.17 release notes: wheels drop CC 5.x, add 8.9 (sm_60,sm_70,sm_80,sm_89,compute_90)"
 _SRC_WHEEL_CC_OLD = "TF release .bazelrc TF_CUDA_COMPUTE_CAPABILITIES as used by public build scripts [U]"
 
@@ -285,6 +290,7 @@ TENSORFLOW: List[Dict[str, Any]] = [
         "wheel_cuda": "system",
         "wheel_compute_capabilities": ["sm_35", "sm_50", "sm_60", "sm_70", "sm_75", "compute_80"],
         "tensorrt": {"min": "7.0", "max": "8.6", "default": "8.6.1"},
+        "wheel_tensorrt": _WHEEL_TRT_7,
         "source": _SRC_TF_TESTED + "; " + _SRC_SPACK_TF + "; bazel_range configure.py [U]; " + _SRC_TRT,
     },
     {
@@ -302,6 +308,7 @@ TENSORFLOW: List[Dict[str, Any]] = [
         "wheel_cuda": "system",
         "wheel_compute_capabilities": ["sm_35", "sm_50", "sm_60", "sm_70", "sm_75", "compute_80"],
         "tensorrt": {"min": "7.0", "max": "8.6", "default": "8.6.1"},
+        "wheel_tensorrt": _WHEEL_TRT_7,
         "source": _SRC_TF_TESTED + "; " + _SRC_SPACK_TF + "; bazel_range configure.py [U]; " + _SRC_TRT,
     },
     {
@@ -319,6 +326,7 @@ TENSORFLOW: List[Dict[str, Any]] = [
         "wheel_cuda": "system",
         "wheel_compute_capabilities": ["sm_35", "sm_50", "sm_60", "sm_70", "sm_75", "compute_80"],
         "tensorrt": {"min": "7.0", "max": "8.6", "default": "8.6.1"},
+        "wheel_tensorrt": _WHEEL_TRT_7,
         "source": _SRC_TF_TESTED + "; " + _SRC_SPACK_TF + "; configure.py _TF_MIN/_TF_MAX_BAZEL_VERSION; " + _SRC_TRT,
     },
     {
@@ -336,6 +344,7 @@ TENSORFLOW: List[Dict[str, Any]] = [
         "wheel_cuda": "system",
         "wheel_compute_capabilities": ["sm_35", "sm_50", "sm_60", "sm_70", "sm_75", "compute_80"],
         "tensorrt": {"min": "7.0", "max": "8.6", "default": "8.6.1"},
+        "wheel_tensorrt": _WHEEL_TRT_7,
         "source": _SRC_TF_TESTED + "; " + _SRC_SPACK_TF + "; " + _SRC_TRT,
     },
     {
@@ -353,6 +362,7 @@ TENSORFLOW: List[Dict[str, Any]] = [
         "wheel_cuda": "system",
         "wheel_compute_capabilities": ["sm_35", "sm_50", "sm_60", "sm_70", "sm_75", "compute_80"],
         "tensorrt": {"min": "7.0", "max": "8.6", "default": "8.6.1"},
+        "wheel_tensorrt": _WHEEL_TRT_7,
         "source": _SRC_TF_TESTED + "; " + _SRC_SPACK_TF + "; " + _SRC_TRT,
     },
     {
@@ -447,6 +457,7 @@ TENSORFLOW: List[Dict[str, Any]] = [
         "wheel_cuda": "pinned",
         "wheel_compute_capabilities": ["sm_50", "sm_60", "sm_70", "sm_80", "compute_90"],
         "tensorrt": {"min": "8.0", "max": "8.6", "default": "8.6.1"},
+        "wheel_tensorrt": _WHEEL_TRT_2_16,
         "source": _SRC_TF_TESTED
         + "; "
         + _SRC_PYPI.format("2.16.1")
@@ -562,34 +573,38 @@ TENSORFLOW: List[Dict[str, Any]] = [
 _SRC_CUDA_NOTES = "NVIDIA CUDA Toolkit release notes, Table 3 (toolkit driver version, Linux)"
 _SRC_CUDA_ARCH = "NVIDIA CUDA release notes / nvcc --list-gpu-arch"
 
-# CUDA toolkits: driver floor without and with minor-version compatibility, the range of
-# real architectures nvcc can target, the newest GCC nvcc accepts as host compiler, and the
-# last update release (full version, used for hermetic builds).
+# CUDA toolkits: the GA release's driver floor (driver_min) and the floor with minor-version
+# compatibility, the range of real architectures nvcc can target, the newest GCC nvcc accepts as
+# host compiler, and the last update release (full, used as the hermetic version) with its own,
+# higher floor (full_driver_min): Table 3 lists one floor per GA and per update.
 CUDA: List[Dict[str, Any]] = [
     {
         "version": "11.0",
         "full": "11.0.3",
-        "driver_min": "450.51.06",
-        "driver_min_compat": "450.51.06",
+        "driver_min": "450.51.05",
+        "full_driver_min": "450.51.06",
+        "driver_min_compat": "450.51.05",
         "min_sm": "3.5",
         "max_sm": "8.0",
         "gcc_max": "9",
-        "source": _SRC_CUDA_NOTES + " [U]; " + _SRC_CUDA_ARCH + " (11.0 adds sm_80, drops sm_30)",
+        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH + " (11.0 adds sm_80, drops sm_30)",
     },
     {
         "version": "11.1",
         "full": "11.1.1",
-        "driver_min": "455.32.00",
+        "driver_min": "455.23",
+        "full_driver_min": "455.32",
         "driver_min_compat": "450.80.02",
         "min_sm": "3.5",
         "max_sm": "8.6",
         "gcc_max": "10",
-        "source": _SRC_CUDA_NOTES + " [U]; " + _SRC_CUDA_ARCH + " (11.1 adds sm_86, tensorflow#45590)",
+        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH + " (11.1 adds sm_86, tensorflow#45590)",
     },
     {
         "version": "11.2",
         "full": "11.2.2",
         "driver_min": "460.27.03",
+        "full_driver_min": "460.32.03",
         "driver_min_compat": "450.80.02",
         "min_sm": "3.5",
         "max_sm": "8.6",
@@ -600,56 +615,62 @@ CUDA: List[Dict[str, Any]] = [
         "version": "11.3",
         "full": "11.3.1",
         "driver_min": "465.19.01",
+        "full_driver_min": "465.19.01",
         "driver_min_compat": "450.80.02",
         "min_sm": "3.5",
         "max_sm": "8.6",
         "gcc_max": "10",
-        "source": _SRC_CUDA_NOTES + " [U]; " + _SRC_CUDA_ARCH,
+        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH,
     },
     {
         "version": "11.4",
         "full": "11.4.4",
         "driver_min": "470.42.01",
+        "full_driver_min": "470.82.01",
         "driver_min_compat": "450.80.02",
         "min_sm": "3.5",
         "max_sm": "8.7",
         "gcc_max": "11",
-        "source": _SRC_CUDA_NOTES + " [U]; " + _SRC_CUDA_ARCH + " (sm_87 Orin)",
+        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH + " (sm_87 Orin)",
     },
     {
         "version": "11.5",
         "full": "11.5.2",
         "driver_min": "495.29.05",
+        "full_driver_min": "495.29.05",
         "driver_min_compat": "450.80.02",
         "min_sm": "3.5",
         "max_sm": "8.7",
         "gcc_max": "11",
-        "source": _SRC_CUDA_NOTES + " [U]; " + _SRC_CUDA_ARCH,
+        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH,
     },
     {
         "version": "11.6",
         "full": "11.6.2",
         "driver_min": "510.39.01",
+        "full_driver_min": "510.47.03",
         "driver_min_compat": "450.80.02",
         "min_sm": "3.5",
         "max_sm": "8.7",
         "gcc_max": "11",
-        "source": _SRC_CUDA_NOTES + " [U]; " + _SRC_CUDA_ARCH,
+        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH,
     },
     {
         "version": "11.7",
         "full": "11.7.1",
         "driver_min": "515.43.04",
+        "full_driver_min": "515.48.07",
         "driver_min_compat": "450.80.02",
         "min_sm": "3.5",
         "max_sm": "8.7",
         "gcc_max": "11",
-        "source": _SRC_CUDA_NOTES + " [U]; " + _SRC_CUDA_ARCH,
+        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH,
     },
     {
         "version": "11.8",
         "full": "11.8.0",
         "driver_min": "520.61.05",
+        "full_driver_min": "520.61.05",
         "driver_min_compat": "450.80.02",
         "min_sm": "3.5",
         "max_sm": "9.0",
@@ -660,6 +681,7 @@ CUDA: List[Dict[str, Any]] = [
         "version": "12.0",
         "full": "12.0.1",
         "driver_min": "525.60.13",
+        "full_driver_min": "525.85.12",
         "driver_min_compat": "525.60.13",
         "min_sm": "5.0",
         "max_sm": "9.0",
@@ -670,16 +692,18 @@ CUDA: List[Dict[str, Any]] = [
         "version": "12.1",
         "full": "12.1.1",
         "driver_min": "530.30.02",
+        "full_driver_min": "530.30.02",
         "driver_min_compat": "525.60.13",
         "min_sm": "5.0",
         "max_sm": "9.0",
         "gcc_max": "12",
-        "source": _SRC_CUDA_NOTES + " [U]; " + _SRC_CUDA_ARCH,
+        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH,
     },
     {
         "version": "12.2",
         "full": "12.2.2",
         "driver_min": "535.54.03",
+        "full_driver_min": "535.104.05",
         "driver_min_compat": "525.60.13",
         "min_sm": "5.0",
         "max_sm": "9.0",
@@ -690,26 +714,31 @@ CUDA: List[Dict[str, Any]] = [
         "version": "12.3",
         "full": "12.3.2",
         "driver_min": "545.23.06",
+        "full_driver_min": "545.23.08",
         "driver_min_compat": "525.60.13",
         "min_sm": "5.0",
         "max_sm": "9.0",
         "gcc_max": "12",
-        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH,
+        "source": _SRC_CUDA_NOTES
+        + " (Table 3 lists 12.3 Update 1 at 545.23.08 and no Update 2: full_driver_min [U]); "
+        + _SRC_CUDA_ARCH,
     },
     {
         "version": "12.4",
         "full": "12.4.1",
         "driver_min": "550.54.14",
+        "full_driver_min": "550.54.15",
         "driver_min_compat": "525.60.13",
         "min_sm": "5.0",
         "max_sm": "9.0",
         "gcc_max": "13",
-        "source": _SRC_CUDA_NOTES + " [U]; " + _SRC_CUDA_ARCH,
+        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH,
     },
     {
         "version": "12.5",
         "full": "12.5.1",
         "driver_min": "555.42.02",
+        "full_driver_min": "555.42.06",
         "driver_min_compat": "525.60.13",
         "min_sm": "5.0",
         "max_sm": "9.0",
@@ -720,6 +749,7 @@ CUDA: List[Dict[str, Any]] = [
         "version": "12.6",
         "full": "12.6.3",
         "driver_min": "560.28.03",
+        "full_driver_min": "560.35.05",
         "driver_min_compat": "525.60.13",
         "min_sm": "5.0",
         "max_sm": "9.0",
@@ -730,6 +760,7 @@ CUDA: List[Dict[str, Any]] = [
         "version": "12.8",
         "full": "12.8.1",
         "driver_min": "570.26",
+        "full_driver_min": "570.124.06",
         "driver_min_compat": "525.60.13",
         "min_sm": "5.0",
         "max_sm": "12.0",
@@ -740,6 +771,7 @@ CUDA: List[Dict[str, Any]] = [
         "version": "12.9",
         "full": "12.9.1",
         "driver_min": "575.51.03",
+        "full_driver_min": "575.57.08",
         "driver_min_compat": "525.60.13",
         "min_sm": "5.0",
         "max_sm": "12.1",
@@ -750,27 +782,32 @@ CUDA: List[Dict[str, Any]] = [
         "version": "13.0",
         "full": "13.0.2",
         "driver_min": "580.65.06",
+        "full_driver_min": "580.95.05",
         "driver_min_compat": "580.65.06",
         "min_sm": "7.5",
         "max_sm": "12.1",
         "gcc_max": "15",
-        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH + " (13.0 drops sm_50-sm_72); full and gcc_max [U]",
+        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH + " (13.0 drops sm_50-sm_72); gcc_max [U]",
     },
     {
         "version": "13.1",
         "full": "13.1.0",
         "driver_min": "590.44.01",
+        "full_driver_min": "590.44.01",
         "driver_min_compat": "580.65.06",
         "min_sm": "7.5",
         "max_sm": "12.1",
         "gcc_max": "15",
-        "source": _SRC_CUDA_NOTES + " [U]; " + _SRC_CUDA_ARCH + " [U]",
+        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH + " [U]",
     },
 ]
 
 _SRC_CUDNN = "NVIDIA cuDNN support matrix / release notes"
+_SRC_CUDNN_SM = "NVIDIA cuDNN {} support matrix (compute capabilities listed per CUDA build)"
 
-# cuDNN releases the matrix uses, with the CUDA range each build supports.
+# cuDNN releases the matrix uses, with the CUDA range each build supports. sm_max lists
+# [cuda_min, highest compute capability] pairs: the builds for CUDA >= cuda_min list GPUs up to
+# that capability; a row without sm_max is not checked against GPUs (its matrix says "SM 3.5 and later").
 CUDNN: List[Dict[str, Any]] = [
     {"version": "8.1.0", "cuda_min": "11.0", "cuda_max": "11.2", "source": _SRC_CUDNN + " (8.1.0.77) [U]"},
     {"version": "8.6.0", "cuda_min": "11.0", "cuda_max": "11.8", "source": _SRC_CUDNN + " (8.6.0.163) [U]"},
@@ -790,17 +827,38 @@ CUDNN: List[Dict[str, Any]] = [
         "version": "8.9.7",
         "cuda_min": "11.0",
         "cuda_max": "12.3",
-        "source": _SRC_CUDNN + "; PyPI nvidia-cudnn-cu12 8.9.7.29",
+        "sm_max": [["11.0", "9.0"]],
+        "source": _SRC_CUDNN_SM.format("8.9.6 (8.9.7 assumed alike)") + "; PyPI nvidia-cudnn-cu12 8.9.7.29",
     },
     {
         "version": "9.3.0",
         "cuda_min": "11.8",
         "cuda_max": "12.6",
-        "source": _SRC_CUDNN + "; PyPI nvidia-cudnn-cu12 9.3.0.75",
+        "sm_max": [["11.8", "9.0"]],
+        "source": _SRC_CUDNN_SM.format("9.0-9.5.1 (Hopper the newest listed)") + "; PyPI nvidia-cudnn-cu12 9.3.0.75",
     },
-    {"version": "9.8.0", "cuda_min": "11.8", "cuda_max": "12.8", "source": _SRC_CUDNN + " [U]"},
-    {"version": "9.10.2", "cuda_min": "11.8", "cuda_max": "12.9", "source": _SRC_CUDNN + " [U]"},
-    {"version": "9.13.0", "cuda_min": "12.0", "cuda_max": "13.0", "source": _SRC_CUDNN + " [U]"},
+    {
+        "version": "9.8.0",
+        "cuda_min": "11.8",
+        "cuda_max": "12.8",
+        "sm_max": [["11.8", "9.0"], ["12.8", "12.0"]],
+        "source": _SRC_CUDNN + " [U: CUDA range and Blackwell for the CUDA 12.8 build, by analogy with 9.10.2]",
+    },
+    {
+        "version": "9.10.2",
+        "cuda_min": "11.8",
+        "cuda_max": "12.9",
+        "sm_max": [["11.8", "9.0"], ["12.8", "12.0"]],
+        "source": _SRC_CUDNN_SM.format("9.10.2")
+        + " (for CUDA 12.8/12.9: 5.0-10.0, 12.0; for CUDA 12.0-12.6 and 11.8: up to 9.0)",
+    },
+    {
+        "version": "9.13.0",
+        "cuda_min": "12.0",
+        "cuda_max": "13.0",
+        "sm_max": [["12.0", "9.0"], ["12.8", "12.0"]],
+        "source": _SRC_CUDNN + " [U]",
+    },
 ]
 
 # Compiler/TensorFlow combinations known to fail. Bounds are inclusive; None = open.

@@ -14,8 +14,14 @@ from typing import Any, Dict, List, Optional
 _SRC_ML_ENG = "stas00/ml-engineering compute/accelerator/README.md"
 _SRC_PCI_IDS = "pciutils pci.ids"
 
+_SRC_GPU_ADMIN = "NVIDIA/gpu-admin-tools gpu/devid_names.py (device ids per model)"
+
 # GPU models: spec peaks are dense (no sparsity) TFLOP/s, memory bandwidth in GB/s.
 # GeForce cards: bf16/fp16 hold the FP32-accumulate tensor rate.
+# unverified: the fields (fp32, tf32, bf16, fp16, mem_bw_gbs, pcie_gen, host_link) whose value could
+# not be confirmed from a primary source; their source carries [U] and verdicts computed from them are
+# at most warn (_verdict.cap_unverified).
+# host_link: where host copies do not cross PCIe (GH200's NVLink-C2C), the one-way rate they are judged by.
 GPUS: List[Dict[str, Any]] = [
     {
         "name": "Tesla V100-SXM2-16GB",
@@ -155,7 +161,79 @@ GPUS: List[Dict[str, Any]] = [
         "peak_tflops": {"fp32": 60.0, "tf32": 417.5, "bf16": 835.5, "fp16": 835.5},
         "mem_bw_gbs": 4800.0,
         "pcie_gen": 5,
+        "unverified": ["fp32", "tf32", "bf16", "fp16"],
         "source": "NVIDIA H200 datasheet (NVL column, sparse figures halved) [U]; " + _SRC_PCI_IDS,
+    },
+    {
+        "name": "NVIDIA A30",
+        "aliases": ["A30"],
+        "pci_device_ids": ["20b7"],
+        "compute_capability": "8.0",
+        "peak_tflops": {"fp32": 10.3, "tf32": 82.0, "bf16": 165.0, "fp16": 165.0},
+        "mem_bw_gbs": 933.0,
+        "pcie_gen": 4,
+        "source": "NVIDIA A30 datasheet (dense figures); " + _SRC_PCI_IDS,
+    },
+    {
+        "name": "NVIDIA A10G",
+        "aliases": ["A10G"],
+        "pci_device_ids": ["2237"],
+        "compute_capability": "8.6",
+        "peak_tflops": {"fp32": 31.2, "tf32": None, "bf16": None, "fp16": None},
+        "mem_bw_gbs": 600.0,
+        "pcie_gen": 4,
+        "unverified": ["fp32", "mem_bw_gbs"],
+        "source": "AWS EC2 G5 (GA102 like the A10; NVIDIA publishes no A10G datasheet): fp32 and memory [U], "
+        "tensor peaks left out; " + _SRC_PCI_IDS,
+    },
+    {
+        "name": "NVIDIA H100 NVL",
+        "aliases": ["H100 NVL"],
+        "pci_device_ids": ["2321"],
+        "compute_capability": "9.0",
+        "peak_tflops": {"fp32": 60.0, "tf32": 417.5, "bf16": 835.5, "fp16": 835.5},
+        "mem_bw_gbs": 3900.0,
+        "pcie_gen": 5,
+        "source": "NVIDIA H100 datasheet (H100 NVL column per GPU, sparse figures halved); "
+        + _SRC_GPU_ADMIN
+        + "; "
+        + _SRC_PCI_IDS,
+    },
+    {
+        "name": "NVIDIA H100 96GB HBM3",
+        "aliases": ["H100 96GB"],
+        "pci_device_ids": ["233d"],
+        "compute_capability": "9.0",
+        "peak_tflops": {"fp32": 67.0, "tf32": 494.7, "bf16": 989.0, "fp16": 989.0},
+        "mem_bw_gbs": 3350.0,
+        "pcie_gen": 5,
+        "unverified": ["fp32", "tf32", "bf16", "fp16", "mem_bw_gbs"],
+        "source": "H100 SXM5 figures assumed for the 96 GB part [U]; device id 233d among H100 ids in "
+        + _SRC_GPU_ADMIN
+        + " [U: which id is the 96 GB part]",
+    },
+    {
+        "name": "NVIDIA GH200 480GB",
+        "aliases": ["GH200", "NVIDIA GH200", "GH200 480GB"],
+        "pci_device_ids": ["2342"],
+        "compute_capability": "9.0",
+        "peak_tflops": {"fp32": 67.0, "tf32": 494.5, "bf16": 989.5, "fp16": 989.5},
+        "mem_bw_gbs": 4000.0,
+        "pcie_gen": 5,
+        "host_link": {"kind": "NVLink-C2C", "gbs": 450.0},
+        "source": "NVIDIA GH200 Grace Hopper Superchip datasheet (96 GB HBM3 at 4 TB/s; NVLink-C2C 900 GB/s "
+        "both ways, 450 one way; sparse figures halved); " + _SRC_GPU_ADMIN,
+    },
+    {
+        "name": "NVIDIA H20",
+        "aliases": ["H20"],
+        "pci_device_ids": ["2329"],
+        "compute_capability": "9.0",
+        "peak_tflops": {"fp32": 44.0, "tf32": 74.0, "bf16": 148.0, "fp16": 148.0},
+        "mem_bw_gbs": 4000.0,
+        "pcie_gen": 5,
+        "unverified": ["fp32", "tf32", "bf16", "fp16", "mem_bw_gbs"],
+        "source": "Hopper part for China; no public NVIDIA datasheet, figures from vendor briefs [U]; " + _SRC_GPU_ADMIN,
     },
     {
         "name": "NVIDIA B200",
@@ -165,6 +243,7 @@ GPUS: List[Dict[str, Any]] = [
         "peak_tflops": {"fp32": 75.0, "tf32": 1125.0, "bf16": 2250.0, "fp16": 2250.0},
         "mem_bw_gbs": 8000.0,
         "pcie_gen": 5,
+        "unverified": ["fp32", "pcie_gen"],
         "source": (
             "NVIDIA HGX B200 datasheet (8-GPU figures / 8, sparse halved); fp32 [U] (75-80 quoted); "
             "pcie_gen [U] (the B200 is Gen6-capable, HGX hosts link at Gen5); " + _SRC_ML_ENG + "; " + _SRC_PCI_IDS
@@ -210,6 +289,7 @@ GPUS: List[Dict[str, Any]] = [
         "peak_tflops": {"fp32": 104.8, "tf32": 104.8, "bf16": 209.5, "fp16": 209.5},
         "mem_bw_gbs": 1792.0,
         "pcie_gen": 5,
+        "unverified": ["fp32", "tf32", "bf16", "fp16", "mem_bw_gbs", "pcie_gen"],
         "source": "NVIDIA RTX Blackwell GPU architecture whitepaper (FP32-accumulate tensor rate) [U]; "
         + _SRC_PCI_IDS
         + " [U]",

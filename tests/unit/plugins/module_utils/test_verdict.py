@@ -187,7 +187,7 @@ def test_compare_figures_flags_only_drops_beyond_pct() -> None:
     assert regressions[0]["change_pct"] == -50.0
 
 
-# A real GH200 capture shows its host link as PCIe gen5 x1 (see fixtures/nvidia-smi/SOURCES.md); its host
+# nvidia-smi shows GH200's host link as a narrow PCIe link (x1 here, as in issue 15's capture); its host
 # copies cross NVLink-C2C, 900 GB/s both ways (NVIDIA GH200 datasheet).
 GH200_FACTS = {"pci_device_id": "2342", "name": "NVIDIA GH200 480GB", "pcie_gen_max": 5, "pcie_width_max": 1}
 

@@ -258,9 +258,7 @@ _HANDLE_RE = re.compile(
 
 def lost_gpus(text: str) -> List[Dict[str, str]]:
     """GPUs nvidia-smi could not reach ("Unable to determine the device handle for GPU ...: GPU is lost ...")."""
-    return [
-        {"pci_bus_id": m.group(1), "error": " ".join(m.group(2).split())} for m in _HANDLE_RE.finditer(text or "")
-    ]
+    return [{"pci_bus_id": m.group(1), "error": " ".join(m.group(2).split())} for m in _HANDLE_RE.finditer(text or "")]
 
 
 def with_timeout(cmd: List[str], timeout_bin: Optional[str], seconds: int = COMMAND_TIMEOUT_S) -> List[str]:
@@ -482,6 +480,7 @@ def gather(
     nvidia_smi: Optional[str],
     pynvml: Any = None,
     sysfs_root: str = "/sys/bus/pci/devices",
+    *,
     timeout_bin: Optional[str] = None,
     proc_version: str = PROC_VERSION,
 ) -> Dict[str, Any]:

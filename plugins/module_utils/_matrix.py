@@ -233,7 +233,8 @@ GPUS: List[Dict[str, Any]] = [
         "mem_bw_gbs": 4000.0,
         "pcie_gen": 5,
         "unverified": ["fp32", "tf32", "bf16", "fp16", "mem_bw_gbs"],
-        "source": "Hopper part for China; no public NVIDIA datasheet, figures from vendor briefs [U]; " + _SRC_GPU_ADMIN,
+        "source": "Hopper part for China; no public NVIDIA datasheet, figures from vendor briefs [U]; "
+        + _SRC_GPU_ADMIN,
     },
     {
         "name": "NVIDIA B200",
@@ -308,7 +309,13 @@ _SRC_TRT_SO7 = "TF 2.7-2.11 wheels load libnvinfer.so.7 (tensorflow#53529, #5767
 _SRC_TRT_2_16 = "TF 2.16 wheel loads exactly libnvinfer.so.8.6.1 (tensorflow#64809)"
 # What a TF wheel links for TF-TRT, where it is narrower than what a source build accepts.
 _WHEEL_TRT_7 = {"min": "7.0", "max": "7.2", "default": "7.2.3", "links": "libnvinfer.so.7", "source": _SRC_TRT_SO7}
-_WHEEL_TRT_2_16 = {"min": "8.6.1", "max": "8.6.1", "default": "8.6.1", "links": "libnvinfer.so.8.6.1", "source": _SRC_TRT_2_16}
+_WHEEL_TRT_2_16 = {
+    "min": "8.6.1",
+    "max": "8.6.1",
+    "default": "8.6.1",
+    "links": "libnvinfer.so.8.6.1",
+    "source": _SRC_TRT_2_16,
+}
 _SRC_WHEEL_CC_2_17 = "TF 2.17 release notes: wheels drop CC 5.x, add 8.9 (sm_60,sm_70,sm_80,sm_89,compute_90)"
 _SRC_WHEEL_CC_OLD = "TF release .bazelrc TF_CUDA_COMPUTE_CAPABILITIES as used by public build scripts [U]"
 

@@ -692,8 +692,8 @@ def _resolve_cudnn(
             return cudnn
         if _major(cudnn) != _major(tested):
             conflicts.append(
-                "TensorFlow {0} needs cuDNN {1}.x (tested {2}); cuDNN {3} is another major; "
-                "use cuDNN {1}.x >= {2}.".format(tf, _major(tested), tested, cudnn)
+                f"TensorFlow {tf} needs cuDNN {_major(tested)}.x (tested {tested}); cuDNN {cudnn} is another major; "
+                f"use cuDNN {_major(tested)}.x >= {tested}."
             )
             return cudnn
         if not source and vtuple(cudnn) < vtuple(tested):

@@ -138,7 +138,8 @@ driver_library_mismatch:
   type: bool
   sample: false
 reboot_required:
-  description: A reboot is needed before every GPU can be used (after a driver upgrade, a lost GPU or one that requires a reset).
+  description:
+    - A reboot is needed before every GPU can be used (after a driver upgrade, a lost GPU or one that requires a reset).
   returned: always
   type: bool
   sample: false

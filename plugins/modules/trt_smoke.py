@@ -239,7 +239,7 @@ def main() -> None:
     def run(cmd: List[str]) -> Any:
         return module.run_command(cmd, environ_update={"LC_ALL": "C"})
 
-    facts = gather(run, module.get_bin_path("nvidia-smi"), pynvml)
+    facts = gather(run, module.get_bin_path("nvidia-smi"), pynvml, timeout_bin=module.get_bin_path("timeout"))
     if not facts["gpus"]:
         result["verdict"] = _smoke.unavailable_status(params["required"])
         result["reason"] = "No GPU to test: %s" % (facts.get("reason") or "the driver lists none.")

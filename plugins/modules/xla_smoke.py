@@ -208,7 +208,9 @@ def main() -> None:
     def run(cmd: List[str]) -> Any:
         return module.run_command(cmd, environ_update={"LC_ALL": "C"})
 
-    gpu_present = bool(gather(run, module.get_bin_path("nvidia-smi"), pynvml)["gpus"])
+    gpu_present = bool(
+        gather(run, module.get_bin_path("nvidia-smi"), pynvml, timeout_bin=module.get_bin_path("timeout"))["gpus"]
+    )
     probe, error = _smoke.run_script(module, python, "probe", {}, 120)
     if probe is None or error:
         result["verdict"] = "fail"

@@ -471,7 +471,11 @@ def test_driver_checks(driver: str, gpus: List[str], outcome: str) -> None:
 
 
 def test_driver_compat_refused_when_only_ptx_reaches_the_gpu() -> None:
-    overrides = {"tensorflow": [{"version": "2.17+ptx", "based_on": "2.17", "wheel_compute_capabilities": ["sm_70", "compute_80"]}]}
+    overrides = {
+        "tensorflow": [
+            {"version": "2.17+ptx", "based_on": "2.17", "wheel_compute_capabilities": ["sm_70", "compute_80"]}
+        ]
+    }
     conflicts = conflicts_of(
         {"tensorflow": "2.17+ptx", "driver_version": "535.261.03", "gpus": ["9.0"], "overrides": overrides}
     )
@@ -617,9 +621,7 @@ def test_bad_inputs(request_: Dict[str, Any], needle: Optional[str]) -> None:
 
 def test_cudnn_outside_cuda_range() -> None:
     conflicts = conflicts_of({"tensorflow": "2.11", "cuda": "11.8", "cudnn": "8.1.0", "build_from_source": True})
-    assert conflicts == [
-        "cuDNN 8.1.0 supports CUDA 11.0-11.2, not CUDA 11.8; use cuDNN 8.6.0."
-    ]
+    assert conflicts == ["cuDNN 8.1.0 supports CUDA 11.0-11.2, not CUDA 11.8; use cuDNN 8.6.0."]
 
 
 def test_pinned_wheel_ignores_host_cudnn_with_note() -> None:

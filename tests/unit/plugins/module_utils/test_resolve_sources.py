@@ -158,7 +158,9 @@ CASES: List[Any] = [
 ]
 
 
-@pytest.mark.parametrize(("request_", "expected", "needle", "source"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(
+    ("request_", "expected", "needle", "source"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
 def test_sourced_case(
     request_: Dict[str, Any], expected: Optional[Dict[str, Any]], needle: Optional[str], source: str
 ) -> None:
@@ -210,13 +212,19 @@ def test_every_cuda_row_separates_ga_and_update_floors() -> None:
         ({"tensorrt": "8.x"}, ["tensorrt '8.x' is not a version"]),
         ({"python": "three"}, ["python 'three' is not a version"]),
         ({"tensorflow": 2.1}, ["TensorFlow '2.1' is not in the matrix", "unquoted YAML 2.10", "'2.10' in quotes"]),
-        ({"tensorflow": "2.15", "python": 3.1}, ["Python 3.1 (an unquoted YAML 3.10", "'3.10' in quotes", "is outside"]),
+        (
+            {"tensorflow": "2.15", "python": 3.1},
+            ["Python 3.1 (an unquoted YAML 3.10", "'3.10' in quotes", "is outside"],
+        ),
         (
             {"gpus": ["x"], "overrides": {"gpus": [{"name": "x", "compute_capability": "8"}]}},
             ["overrides.gpus row 'x' has compute_capability: '8'", "such as '8.6'"],
         ),
         (
-            {"tensorflow": "2.21+f", "overrides": {"tensorflow": [{"version": "2.21+f", "based_on": "2.21", "python": "3.12"}]}},
+            {
+                "tensorflow": "2.21+f",
+                "overrides": {"tensorflow": [{"version": "2.21+f", "based_on": "2.21", "python": "3.12"}]},
+            },
             ["overrides.tensorflow row '2.21+f' has python: '3.12'", "['3.10', '3.13']"],
         ),
         (
@@ -228,7 +236,12 @@ def test_every_cuda_row_separates_ga_and_update_floors() -> None:
             ["overrides.cuda row '12.5' has driver_min: 'new'"],
         ),
         (
-            {"tensorflow": "2.21+f", "overrides": {"tensorflow": [{"version": "2.21+f", "based_on": "2.21", "wheel_compute_capabilities": ["8.0"]}]}},
+            {
+                "tensorflow": "2.21+f",
+                "overrides": {
+                    "tensorflow": [{"version": "2.21+f", "based_on": "2.21", "wheel_compute_capabilities": ["8.0"]}]
+                },
+            },
             ["has wheel_compute_capabilities"],
         ),
     ],

@@ -182,12 +182,12 @@ def link_for(facts: Optional[Dict[str, Any]], spec: Optional[Dict[str, Any]]) ->
     """
     host = (spec or {}).get("host_link")
     if host and host.get("gbs"):
-        gbs = float(host["gbs"])
+        rate = float(host["gbs"])
         return {
             "gen": None,
             "width": None,
-            "gbs": gbs,
-            "basis": "{} one-way {:.0f} GB/s (spec table)".format(host.get("kind", "host link"), gbs),
+            "gbs": rate,
+            "basis": "{} one-way {:.0f} GB/s (spec table)".format(host.get("kind", "host link"), rate),
             "spec_field": "host_link",
         }
     if facts and facts.get("pcie_gen_max"):

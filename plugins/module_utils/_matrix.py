@@ -929,7 +929,9 @@ CUDNN: List[Dict[str, Any]] = [
         "cuda_min": "11.8",
         "cuda_max": "12.8",
         "sm_max": [["11.8", "9.0"], ["12.8", "12.0"]],
-        "source": _SRC_CUDNN + " [U: CUDA range and Blackwell for the CUDA 12.8 build, by analogy with 9.10.2]",
+        "source": _SRC_CUDNN
+        + "; Blackwell from 9.7.0 (NVIDIA/cudnn-frontend v1.10 release notes, NVIDIA/TransformerEngine#2775); "
+        + "CUDA 12 build for 12.0-12.8 (nixpkgs cuda-modules/cudnn/releases.nix, 9.8.0.87); the 11.8 build [U]",
     },
     {
         "version": "9.10.2",

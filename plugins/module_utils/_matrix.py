@@ -1001,7 +1001,9 @@ OPERATING_SYSTEMS: List[Dict[str, Any]] = [
         "python": "3.11",
         "gcc": ["11", "12"],
         "clang": ["13", "14", "15", "16"],
-        "source": "Debian bookworm packages (python3 3.11, gcc-12 default, clang-14 default) [U: gcc-11, clang-16]",
+        "source": "Debian bookworm packages (python3 3.11, gcc-12 default, clang-14 default); gcc-11, clang-13 to 16 "
+        "seen in bookworm main with apt-cache (clang-19 is there too, 1:19.1.7-3~deb12u1, and left out: newer than "
+        "any Clang TensorFlow tested)",
     },
     {
         "id": "debian13",

@@ -252,3 +252,23 @@ def test_bad_values_get_one_clear_sentence(request_: Dict[str, Any], needles: Li
     text = " ".join(info.value.conflicts)
     for needle in needles:
         assert needle in text, text
+
+
+def test_cudnn_whose_matrix_lists_no_blackwell_is_refused_for_it() -> None:
+    # A cuDNN build for CUDA 12.8 whose matrix stops at Hopper, like 9.5.1's (CUDNN_9): B200 is refused.
+    row = {"version": "9.5.1", "cuda_min": "12.0", "cuda_max": "12.8", "sm_max": [["12.0", "9.0"]]}
+    request = {
+        "tensorflow": "2.21",
+        "cuda": "12.8",
+        "cudnn": "9.5.1",
+        "gpus": ["NVIDIA B200"],
+        "build_from_source": True,
+        "overrides": {"cudnn": [row]},
+    }
+    with pytest.raises(ResolveError) as info:
+        resolve_stack(request)
+    assert info.value.conflicts == [
+        "cuDNN 9.5.1 for CUDA 12.8 lists GPUs up to compute capability 9.0, not 10.0 (NVIDIA's cuDNN support "
+        "matrix); use cuDNN 9.8.0."
+    ]
+    assert resolve_stack(dict(request, gpus=["NVIDIA H100 80GB HBM3"]))["cudnn"] == "9.5.1"

@@ -229,17 +229,16 @@ def _merge_row(
         merged.update(row)
         row = merged
     missing = [f for f in required if f not in row]
-    if not missing:
-        bad = _row_problems(table, row, key)
-        if bad:
-            conflicts.extend(bad)
-            return
     if missing:
         conflicts.append(
             "overrides.{} row '{}' lacks {}; add them or set based_on to an existing row.".format(
                 table, row[key], ", ".join(missing)
             )
         )
+        return
+    bad = _row_problems(table, row, key)
+    if bad:
+        conflicts.extend(bad)
         return
     if table == "tensorflow":
         for field, default in _ROW_DEFAULTS.items():

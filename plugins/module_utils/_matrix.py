@@ -196,6 +196,7 @@ GPUS: List[Dict[str, Any]] = [
         "pcie_gen": 5,
         "source": "NVIDIA H100 datasheet (H100 NVL column per GPU, sparse figures halved); "
         + _SRC_GPU_ADMIN
+        + "; nvidia-smi name and 0x232110DE in akash-network/provider-configs#91"
         + "; "
         + _SRC_PCI_IDS,
     },

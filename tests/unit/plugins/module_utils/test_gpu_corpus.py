@@ -8,6 +8,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 from ansible_collections.gpulab.dlstack.plugins.module_utils import _gpu_info as gi
+from ansible_collections.gpulab.dlstack.plugins.module_utils import _matrix
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "nvidia-smi"
 
@@ -148,6 +149,8 @@ BANNERS: List[Tuple[str, Optional[str], Optional[str], Optional[str]]] = [
     ("banner-369-windows.txt", "369.30", "369.30", None),
     ("banner-450-host.txt", "450.66", "450.66", "11.0"),
     ("banner-517-windows-2gpu.txt", "517.48", "517.48", "11.7"),
+    ("banner-535-quadro-2gpu.txt", "535.129.03", "535.129.03", "12.2"),
+    ("banner-550-hgx-h100.txt", "550.54.15", "550.54.15", "12.4"),
     ("q-wsl-gtx1650ti.txt", None, "510.06", "11.6"),
     ("q-wsl-rtx3060ti.txt", None, "516.94", "11.7"),
 ]
@@ -194,6 +197,14 @@ def test_query_text_corpus(name: str, gpus: List[Dict[str, Any]]) -> None:
     assert gi.parse_query_text(fixture(name)) == gpus
 
 
+def test_h100_nvl_csv_maps_to_its_matrix_row() -> None:
+    (gpu,) = gi.parse_csv(fixture("csv-h100nvl-name-device-id.csv"), ["name", "pci.device_id"])
+    assert gpu["name"] == "NVIDIA H100 NVL" and gpu["pci_device_id"] == "2321"
+    by_id = _matrix.find_gpu(pci_device_id=gpu["pci_device_id"])
+    assert by_id is not None and by_id is _matrix.find_gpu(name=gpu["name"])
+    assert by_id["compute_capability"] == "9.0"
+
+
 def test_every_fixture_has_a_source_and_a_test() -> None:
     table = fixture("SOURCES.md")
     listed = set(re.findall(r"^\| ([\w.-]+\.(?:txt|csv)) \|", table, re.MULTILINE))
@@ -208,5 +219,5 @@ def test_every_fixture_has_a_source_and_a_test() -> None:
     }
     assert recorded - first_release == listed
     tested = {f[0] for f in FAILURES} | {p[0] for p in PROC} | {b[0] for b in BANNERS} | {q[0] for q in QUERY}
-    tested |= {"composed-8gpu-one-lost.csv", "composed-h100-requires-reset.csv"}
+    tested |= {"composed-8gpu-one-lost.csv", "composed-h100-requires-reset.csv", "csv-h100nvl-name-device-id.csv"}
     assert listed <= tested

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 NVIDIA_VENDOR_ID = "10de"
 
@@ -53,6 +53,11 @@ BASE_QUERY_FIELDS: List[str] = [
     "pcie.link.width.max",
 ]
 
+# Seconds any wrapped command may run; nvidia-smi hangs on a GPU in a bad state (its rc is then 124).
+COMMAND_TIMEOUT_S = 60
+TIMEOUT_RC = 124
+PROC_VERSION = "/proc/driver/nvidia/version"
+
 _MISSING = {"", "[n/a]", "[not supported]", "n/a", "not supported", "[unknown error]", "[insufficient permissions]"}
 MISMATCH_MARKERS = ("driver/library version mismatch", "nvml/rm version mismatch")
 LOST_MARKERS = ("gpu is lost", "fallen off the bus", "unable to determine the device handle")
@@ -65,6 +70,9 @@ def clean(value: Optional[str]) -> Optional[str]:
         return None
     text = value.strip()
     if text.lower() in _MISSING:
+        return None
+    if text.startswith("[") and text.endswith("]"):
+        # nvidia-smi prints an NVML error in brackets where a value is missing: [GPU requires reset], [Unknown Error].
         return None
     return text
 
@@ -158,6 +166,7 @@ def gpu_from_cells(fields: List[str], cells: List[str]) -> Dict[str, Any]:
         "pcie_gen_max": to_int(raw.get("pcie.link.gen.max")),
         "pcie_width_current": to_int(raw.get("pcie.link.width.current")),
         "pcie_width_max": to_int(raw.get("pcie.link.width.max")),
+        "reset_required": any("requires reset" in cell.lower() for cell in cells),
     }
 
 
@@ -177,9 +186,88 @@ def parse_csv(text: str, fields: Optional[List[str]] = None) -> List[Dict[str, A
 
 
 def parse_cuda_version(text: str) -> Optional[str]:
-    """Return the 'CUDA Version: X.Y' of nvidia-smi's banner, if printed."""
+    """Return the 'CUDA Version: X.Y' of nvidia-smi's banner or -q output, if printed (WSL may print ERR!)."""
     match = re.search(r"CUDA Version\s*:\s*([0-9]+\.[0-9]+)", text or "")
     return match.group(1) if match else None
+
+
+def parse_banner(text: str) -> Dict[str, Optional[str]]:
+    """nvidia-smi's own version, the driver version and the CUDA version from its table banner or -q output.
+
+    Under WSL the Windows driver (Driver Version) differs from the Linux nvidia-smi (NVIDIA-SMI).
+    """
+    smi = re.search(r"NVIDIA-SMI\s+([0-9][0-9.]+)", text or "")
+    driver = re.search(r"Driver Version\s*:\s*([0-9][0-9.]+)", text or "")
+    return {
+        "smi_version": smi.group(1) if smi else None,
+        "driver_version": driver.group(1) if driver else None,
+        "cuda_version": parse_cuda_version(text),
+    }
+
+
+def parse_query_text(text: str) -> List[Dict[str, Any]]:
+    """The GPUs of `nvidia-smi -q`: bus id, name, MIG mode, persistence mode and driver model per GPU."""
+    gpus: List[Dict[str, Any]] = []
+    section = ""
+    for line in (text or "").splitlines():
+        header = re.match(r"^GPU\s+([0-9A-Fa-f]+:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*$", line.strip())
+        if header and not line.startswith(" "):
+            bus_id = header.group(1)
+            gpus.append({"pci_bus_id": bus_id, "pci_bus_id_short": short_bus_id(bus_id)})
+            section = ""
+            continue
+        if not gpus or ":" not in line:
+            if line.strip():
+                section = line.strip()
+            continue
+        key, _sep, value = (part.strip() for part in line.partition(":"))
+        gpu = gpus[-1]
+        if key == "Product Name":
+            gpu["name"] = clean(value)
+        elif key == "Persistence Mode":
+            gpu["persistence_mode"] = to_bool(value)
+        elif key == "Current" and section == "MIG Mode":
+            gpu["mig_mode"] = to_mode(value)
+        elif key == "Current" and section == "Driver Model":
+            gpu["driver_model"] = clean(value)
+        elif key == "Width" and section == "Max":
+            gpu.setdefault("pcie_width_max", to_int(value.rstrip("x")))
+        if not value and key:
+            section = key
+    return gpus
+
+
+def parse_proc_version(text: str) -> Dict[str, Any]:
+    """The kernel module's version from /proc/driver/nvidia/version (proprietary, open, Jetson formats)."""
+    match = re.search(
+        r"NVRM version:\s*NVIDIA UNIX\s+(?:(Open)\s+)?(?:(\S+)\s+)?Kernel Module(?:\s+for\s+(\S+))?\s+([0-9][0-9.]+)",
+        text or "",
+    )
+    if not match:
+        return {"kernel_module_version": None, "open_kernel_module": None, "arch": None}
+    return {
+        "kernel_module_version": match.group(4),
+        "open_kernel_module": bool(match.group(1)),
+        "arch": match.group(3) or match.group(2),
+    }
+
+
+_HANDLE_RE = re.compile(
+    r"unable to determine the device handle for gpu\s*([0-9a-f]+:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\s*:\s*([^\n]+)",
+    re.IGNORECASE,
+)
+
+
+def lost_gpus(text: str) -> List[Dict[str, str]]:
+    """GPUs nvidia-smi could not reach ("Unable to determine the device handle for GPU ...: GPU is lost ...")."""
+    return [{"pci_bus_id": m.group(1), "error": " ".join(m.group(2).split())} for m in _HANDLE_RE.finditer(text or "")]
+
+
+def with_timeout(cmd: List[str], timeout_bin: Optional[str], seconds: int = COMMAND_TIMEOUT_S) -> List[str]:
+    """Prefix a command with coreutils timeout (TERM after `seconds`, KILL 5 s later) when it is at hand."""
+    if not timeout_bin:
+        return list(cmd)
+    return [timeout_bin, "-k", "5", str(seconds), *cmd]
 
 
 def cuda_from_int(value: Optional[int]) -> Optional[str]:
@@ -189,29 +277,69 @@ def cuda_from_int(value: Optional[int]) -> Optional[str]:
     return f"{value // 1000}.{(value % 1000) // 10}"
 
 
-def classify_failure(rc: int, out: str, err: str) -> Dict[str, Any]:
-    """Turn a failed nvidia-smi/NVML call into the reason and flags gpu_info returns."""
+def classify_failure(rc: int, out: str, err: str, tool: str = "nvidia-smi") -> Dict[str, Any]:
+    """Turn a failed nvidia-smi or NVML call into a failure class, a reason and the flags gpu_info returns.
+
+    Classes: driver_library_mismatch, gpu_lost, nvml_library_missing, no_driver, no_devices, timeout,
+    unknown. `tool` is "nvidia-smi" (rc is its exit status) or "nvml" (the text is the NVMLError).
+    """
     text = ("{}\n{}".format(out or "", err or "")).strip()
     lower = text.lower()
-    mismatch = any(marker in lower for marker in MISMATCH_MARKERS)
     first = text.splitlines()[0].strip() if text else "no output"
-    if mismatch:
+    where = f"nvidia-smi rc={rc}" if tool == "nvidia-smi" else "NVML"
+    lost = lost_gpus(text)
+    reboot = False
+    if any(marker in lower for marker in MISMATCH_MARKERS):
+        failure = "driver_library_mismatch"
+        reboot = True
         reason = (
             f"The NVIDIA kernel module and user-space libraries differ ({first}): the driver was upgraded "
             "without reloading the module; reboot the host."
         )
-    elif any(marker in lower for marker in LOST_MARKERS):
+    elif lost or any(marker in lower for marker in LOST_MARKERS):
+        failure = "gpu_lost"
+        reboot = True
+        which = ", ".join("{} ({})".format(g["pci_bus_id"], g["error"]) for g in lost) or first
         reason = (
-            f"A GPU is lost ({first}): it fell off the bus or stopped answering the driver; reboot the host, "
-            "and reseat or replace the GPU if it happens again."
+            f"GPU {which} fell off the bus or is lost; the driver itself works and the other GPUs are listed; "
+            "reboot the host (reseat the GPU if it recurs) to recover it."
         )
-    elif "failed to initialize nvml" in lower or "couldn't communicate with the nvidia driver" in lower:
-        reason = f"No NVIDIA driver is loaded or reachable (nvidia-smi rc={rc}: {first})."
+    elif (
+        "couldn't find libnvidia-ml.so" in lower
+        or "nvml shared library not found" in lower
+        or "libnvidia-ml.so.1: cannot open shared object file" in lower
+    ):
+        failure = "nvml_library_missing"
+        reason = (
+            f"The NVIDIA management library libnvidia-ml.so is not found ({where}: {first}): install the "
+            "driver's user-space libraries, or inside a container run it with the NVIDIA container runtime."
+        )
+    elif (
+        "driver not loaded" in lower
+        or "failed to initialize nvml" in lower
+        or "couldn't communicate with the nvidia driver" in lower
+    ):
+        failure = "no_driver"
+        reason = f"No NVIDIA driver is loaded or reachable ({where}: {first})."
     elif "no devices were found" in lower:
+        failure = "no_devices"
         reason = f"The NVIDIA driver is loaded but reports no devices ({first})."
+    elif tool == "nvidia-smi" and rc == TIMEOUT_RC:
+        failure = "timeout"
+        reason = (
+            f"nvidia-smi did not answer within {COMMAND_TIMEOUT_S} s (rc={rc}): a GPU or the driver may be hung; "
+            "look for Xid errors in the kernel log and reboot the host if they are there."
+        )
     else:
-        reason = f"nvidia-smi failed (rc={rc}: {first})."
-    return {"reason": reason, "driver_library_mismatch": mismatch, "reboot_required": mismatch}
+        failure = "unknown"
+        reason = f"nvidia-smi failed (rc={rc}: {first})." if tool == "nvidia-smi" else f"NVML failed ({first})."
+    return {
+        "reason": reason,
+        "failure": failure,
+        "driver_library_mismatch": failure == "driver_library_mismatch",
+        "reboot_required": reboot,
+        "lost_gpus": lost,
+    }
 
 
 def scan_sysfs(root: str = "/sys/bus/pci/devices") -> List[Dict[str, Any]]:
@@ -314,11 +442,15 @@ def _nvml_device(pynvml: Any, handle: Any, index: int, driver: str) -> Dict[str,
         "pcie_gen_max": get(lambda: pynvml.nvmlDeviceGetMaxPcieLinkGeneration(handle)),
         "pcie_width_current": get(lambda: pynvml.nvmlDeviceGetCurrPcieLinkWidth(handle)),
         "pcie_width_max": get(lambda: pynvml.nvmlDeviceGetMaxPcieLinkWidth(handle)),
+        "reset_required": False,
     }
 
 
 def empty_result(reason: str, source: str = "none") -> Dict[str, Any]:
     return {
+        "failure": None,
+        "lost_gpus": [],
+        "kernel_module_version": None,
         "gpus": [],
         "count": 0,
         "driver_version": None,
@@ -353,6 +485,21 @@ def explain_missing(result: Dict[str, Any], container: bool, device_node: bool) 
     return reason
 
 
+def _apply(result: Dict[str, Any], info: Mapping[str, Any]) -> Dict[str, Any]:
+    for key in ("failure", "driver_library_mismatch", "reboot_required", "lost_gpus"):
+        result[key] = info[key]
+    return result
+
+
+def read_proc_version(path: str = PROC_VERSION) -> Optional[str]:
+    """The loaded kernel module's version, or None without one."""
+    try:
+        with open(path) as handle:
+            return parse_proc_version(handle.read())["kernel_module_version"]
+    except OSError:
+        return None
+
+
 def gather(
     run: Callable[[List[str]], Tuple[int, str, str]],
     nvidia_smi: Optional[str],
@@ -361,12 +508,22 @@ def gather(
     *,
     container: Optional[bool] = None,
     device_node: str = "/dev/nvidiactl",
+    timeout_bin: Optional[str] = None,
+    proc_version: str = PROC_VERSION,
 ) -> Dict[str, Any]:
-    """Collect GPU facts: NVML when given, else nvidia-smi through `run`; never raises for a missing driver."""
+    """Collect GPU facts: NVML when given, else nvidia-smi through `run`; never raises for a missing driver.
+
+    Every command goes through `timeout_bin` (coreutils timeout) when it is given.
+    """
     pci = scan_sysfs(sysfs_root)
-    result = _gather(run, nvidia_smi, pynvml)
+
+    def timed(cmd: List[str]) -> Tuple[int, str, str]:
+        return run(with_timeout(cmd, timeout_bin))
+
+    result = _gather(timed, nvidia_smi, pynvml)
     result["pci_devices"] = pci
     result["pci_nvidia_present"] = bool(pci)
+    result["kernel_module_version"] = read_proc_version(proc_version)
     result["count"] = len(result["gpus"])
     if not result["gpus"]:
         container = in_container() if container is None else container
@@ -392,28 +549,30 @@ def _gather(
             return result
     if nvidia_smi is None:
         if nvml_error is not None:
-            info = classify_failure(255, nvml_error, "")
-            result = empty_result("NVML failed: {}".format(info["reason"]), "nvml")
-            result["driver_library_mismatch"] = info["driver_library_mismatch"]
-            result["reboot_required"] = info["reboot_required"]
-            return result
+            info = classify_failure(0, nvml_error, "", tool="nvml")
+            return _apply(empty_result(info["reason"], "nvml"), info)
         return empty_result("nvidia-smi is not installed and nvidia-ml-py is not importable: no NVIDIA driver here.")
     fields = QUERY_FIELDS
     rc, out, err = run([nvidia_smi, "--query-gpu=" + ",".join(fields), "--format=csv,noheader,nounits"])
     if rc != 0 and "not a valid field" in (f"{out} {err}").lower():
         fields = BASE_QUERY_FIELDS
         rc, out, err = run([nvidia_smi, "--query-gpu=" + ",".join(fields), "--format=csv,noheader,nounits"])
-    if rc != 0:
-        info = classify_failure(rc, out, err)
-        result = empty_result(info["reason"], "nvidia-smi")
-        result["driver_library_mismatch"] = info["driver_library_mismatch"]
-        result["reboot_required"] = info["reboot_required"]
-        return result
-    gpus = parse_csv(out, fields)
-    result = empty_result("" if gpus else "nvidia-smi lists no GPUs.", "nvidia-smi")
+    lost = lost_gpus(f"{out}\n{err}")
+    if rc != 0 or lost:
+        info = classify_failure(rc if rc != 0 else 15, out, err)
+        result = _apply(empty_result(info["reason"], "nvidia-smi"), info)
+        if info["failure"] != "gpu_lost":
+            return result
+        # One GPU off the bus: nvidia-smi still prints the healthy ones; keep them.
+        gpus = parse_csv(out, fields)
+    else:
+        gpus = parse_csv(out, fields)
+        result = empty_result("" if gpus else "nvidia-smi lists no GPUs.", "nvidia-smi")
     result["gpus"] = gpus
     result["driver_version"] = next((g["driver_version"] for g in gpus if g["driver_version"]), None)
     brc, bout, _berr = run([nvidia_smi])
-    if brc == 0:
+    if brc == 0 or result["failure"] == "gpu_lost":
         result["cuda_driver_version"] = parse_cuda_version(bout)
+    if any(g.get("reset_required") for g in gpus):
+        result["reboot_required"] = True
     return result

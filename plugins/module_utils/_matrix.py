@@ -14,8 +14,14 @@ from typing import Any, Dict, List, Optional
 _SRC_ML_ENG = "stas00/ml-engineering compute/accelerator/README.md"
 _SRC_PCI_IDS = "pciutils pci.ids"
 
+_SRC_GPU_ADMIN = "NVIDIA/gpu-admin-tools gpu/devid_names.py (device ids per model)"
+
 # GPU models: spec peaks are dense (no sparsity) TFLOP/s, memory bandwidth in GB/s.
 # GeForce cards: bf16/fp16 hold the FP32-accumulate tensor rate.
+# unverified: the fields (fp32, tf32, bf16, fp16, mem_bw_gbs, pcie_gen, host_link) whose value could
+# not be confirmed from a primary source; their source carries [U] and verdicts computed from them are
+# at most warn (_verdict.cap_unverified).
+# host_link: where host copies do not cross PCIe (GH200's NVLink-C2C), the one-way rate they are judged by.
 GPUS: List[Dict[str, Any]] = [
     {
         "name": "Tesla V100-SXM2-16GB",
@@ -155,7 +161,81 @@ GPUS: List[Dict[str, Any]] = [
         "peak_tflops": {"fp32": 60.0, "tf32": 417.5, "bf16": 835.5, "fp16": 835.5},
         "mem_bw_gbs": 4800.0,
         "pcie_gen": 5,
+        "unverified": ["fp32", "tf32", "bf16", "fp16"],
         "source": "NVIDIA H200 datasheet (NVL column, sparse figures halved) [U]; " + _SRC_PCI_IDS,
+    },
+    {
+        "name": "NVIDIA A30",
+        "aliases": ["A30"],
+        "pci_device_ids": ["20b7"],
+        "compute_capability": "8.0",
+        "peak_tflops": {"fp32": 10.3, "tf32": 82.0, "bf16": 165.0, "fp16": 165.0},
+        "mem_bw_gbs": 933.0,
+        "pcie_gen": 4,
+        "source": "NVIDIA A30 datasheet (dense figures); " + _SRC_PCI_IDS,
+    },
+    {
+        "name": "NVIDIA A10G",
+        "aliases": ["A10G"],
+        "pci_device_ids": ["2237"],
+        "compute_capability": "8.6",
+        "peak_tflops": {"fp32": 31.2, "tf32": None, "bf16": None, "fp16": None},
+        "mem_bw_gbs": 600.0,
+        "pcie_gen": 4,
+        "unverified": ["fp32", "mem_bw_gbs"],
+        "source": "AWS EC2 G5 (GA102 like the A10; NVIDIA publishes no A10G datasheet): fp32 and memory [U], "
+        "tensor peaks left out; " + _SRC_PCI_IDS,
+    },
+    {
+        "name": "NVIDIA H100 NVL",
+        "aliases": ["H100 NVL"],
+        "pci_device_ids": ["2321"],
+        "compute_capability": "9.0",
+        "peak_tflops": {"fp32": 60.0, "tf32": 417.5, "bf16": 835.5, "fp16": 835.5},
+        "mem_bw_gbs": 3900.0,
+        "pcie_gen": 5,
+        "source": "NVIDIA H100 datasheet (H100 NVL column per GPU, sparse figures halved); "
+        + _SRC_GPU_ADMIN
+        + "; nvidia-smi name and 0x232110DE in akash-network/provider-configs#91"
+        + "; "
+        + _SRC_PCI_IDS,
+    },
+    {
+        "name": "NVIDIA H100 96GB HBM3",
+        "aliases": ["H100 96GB"],
+        "pci_device_ids": ["233d"],
+        "compute_capability": "9.0",
+        "peak_tflops": {"fp32": 67.0, "tf32": 494.7, "bf16": 989.0, "fp16": 989.0},
+        "mem_bw_gbs": 3350.0,
+        "pcie_gen": 5,
+        "unverified": ["fp32", "tf32", "bf16", "fp16", "mem_bw_gbs"],
+        "source": "H100 SXM5 figures assumed for the 96 GB part [U]; device id 233d among H100 ids in "
+        + _SRC_GPU_ADMIN
+        + " [U: which id is the 96 GB part]",
+    },
+    {
+        "name": "NVIDIA GH200 480GB",
+        "aliases": ["GH200", "NVIDIA GH200", "GH200 480GB"],
+        "pci_device_ids": ["2342"],
+        "compute_capability": "9.0",
+        "peak_tflops": {"fp32": 67.0, "tf32": 494.5, "bf16": 989.5, "fp16": 989.5},
+        "mem_bw_gbs": 4000.0,
+        "pcie_gen": 5,
+        "host_link": {"kind": "NVLink-C2C", "gbs": 450.0},
+        "source": "NVIDIA GH200 Grace Hopper Superchip datasheet (96 GB HBM3 at 4 TB/s; NVLink-C2C 900 GB/s "
+        "both ways, 450 one way; sparse figures halved); " + _SRC_GPU_ADMIN,
+    },
+    {
+        "name": "NVIDIA H20",
+        "aliases": ["H20"],
+        "pci_device_ids": ["2329"],
+        "compute_capability": "9.0",
+        "peak_tflops": {"fp32": 44.0, "tf32": 74.0, "bf16": 148.0, "fp16": 148.0},
+        "mem_bw_gbs": 4000.0,
+        "pcie_gen": 5,
+        "unverified": ["fp32", "tf32", "bf16", "fp16", "mem_bw_gbs"],
+        "source": "Hopper part for China; no public NVIDIA datasheet, figures from vendor briefs [U]; "
+        + _SRC_GPU_ADMIN,
     },
     {
         "name": "NVIDIA B200",
@@ -165,6 +245,7 @@ GPUS: List[Dict[str, Any]] = [
         "peak_tflops": {"fp32": 75.0, "tf32": 1125.0, "bf16": 2250.0, "fp16": 2250.0},
         "mem_bw_gbs": 8000.0,
         "pcie_gen": 5,
+        "unverified": ["fp32", "pcie_gen"],
         "source": (
             "NVIDIA HGX B200 datasheet (8-GPU figures / 8, sparse halved); fp32 [U] (75-80 quoted); "
             "pcie_gen [U] (the B200 is Gen6-capable, HGX hosts link at Gen5); " + _SRC_ML_ENG + "; " + _SRC_PCI_IDS
@@ -210,6 +291,7 @@ GPUS: List[Dict[str, Any]] = [
         "peak_tflops": {"fp32": 104.8, "tf32": 104.8, "bf16": 209.5, "fp16": 209.5},
         "mem_bw_gbs": 1792.0,
         "pcie_gen": 5,
+        "unverified": ["fp32", "tf32", "bf16", "fp16", "mem_bw_gbs", "pcie_gen"],
         "source": "NVIDIA RTX Blackwell GPU architecture whitepaper (FP32-accumulate tensor rate) [U]; "
         + _SRC_PCI_IDS
         + " [U]",
@@ -224,6 +306,17 @@ _SRC_TRT = (
     "TF-TRT: TensorRT 8 needs TF >= 2.7 (tensorflow#49150), TensorRT 9/10 unsupported (tensorflow#68360), "
     "2.17 release notes: last release with TensorRT; ceiling 8.6 and default [U]"
 )
+_SRC_TRT_SO7 = "TF 2.7-2.11 wheels load libnvinfer.so.7 (tensorflow#53529, #57671, #57679; fixed in 2.12)"
+_SRC_TRT_2_16 = "TF 2.16 wheel loads exactly libnvinfer.so.8.6.1 (tensorflow#64809)"
+# What a TF wheel links for TF-TRT, where it is narrower than what a source build accepts.
+_WHEEL_TRT_7 = {"min": "7.0", "max": "7.2", "default": "7.2.3", "links": "libnvinfer.so.7", "source": _SRC_TRT_SO7}
+_WHEEL_TRT_2_16 = {
+    "min": "8.6.1",
+    "max": "8.6.1",
+    "default": "8.6.1",
+    "links": "libnvinfer.so.8.6.1",
+    "source": _SRC_TRT_2_16,
+}
 _SRC_WHEEL_CC_2_17 = "TF 2.17 release notes: wheels drop CC 5.x, add 8.9 (sm_60,sm_70,sm_80,sm_89,compute_90)"
 _SRC_WHEEL_CC_OLD = "TF release .bazelrc TF_CUDA_COMPUTE_CAPABILITIES as used by public build scripts [U]"
 
@@ -285,6 +378,7 @@ TENSORFLOW: List[Dict[str, Any]] = [
         "wheel_cuda": "system",
         "wheel_compute_capabilities": ["sm_35", "sm_50", "sm_60", "sm_70", "sm_75", "compute_80"],
         "tensorrt": {"min": "7.0", "max": "8.6", "default": "8.6.1"},
+        "wheel_tensorrt": _WHEEL_TRT_7,
         "source": _SRC_TF_TESTED + "; " + _SRC_SPACK_TF + "; bazel_range configure.py [U]; " + _SRC_TRT,
     },
     {
@@ -302,6 +396,7 @@ TENSORFLOW: List[Dict[str, Any]] = [
         "wheel_cuda": "system",
         "wheel_compute_capabilities": ["sm_35", "sm_50", "sm_60", "sm_70", "sm_75", "compute_80"],
         "tensorrt": {"min": "7.0", "max": "8.6", "default": "8.6.1"},
+        "wheel_tensorrt": _WHEEL_TRT_7,
         "source": _SRC_TF_TESTED + "; " + _SRC_SPACK_TF + "; bazel_range configure.py [U]; " + _SRC_TRT,
     },
     {
@@ -319,6 +414,7 @@ TENSORFLOW: List[Dict[str, Any]] = [
         "wheel_cuda": "system",
         "wheel_compute_capabilities": ["sm_35", "sm_50", "sm_60", "sm_70", "sm_75", "compute_80"],
         "tensorrt": {"min": "7.0", "max": "8.6", "default": "8.6.1"},
+        "wheel_tensorrt": _WHEEL_TRT_7,
         "source": _SRC_TF_TESTED + "; " + _SRC_SPACK_TF + "; configure.py _TF_MIN/_TF_MAX_BAZEL_VERSION; " + _SRC_TRT,
     },
     {
@@ -336,6 +432,7 @@ TENSORFLOW: List[Dict[str, Any]] = [
         "wheel_cuda": "system",
         "wheel_compute_capabilities": ["sm_35", "sm_50", "sm_60", "sm_70", "sm_75", "compute_80"],
         "tensorrt": {"min": "7.0", "max": "8.6", "default": "8.6.1"},
+        "wheel_tensorrt": _WHEEL_TRT_7,
         "source": _SRC_TF_TESTED + "; " + _SRC_SPACK_TF + "; " + _SRC_TRT,
     },
     {
@@ -353,6 +450,7 @@ TENSORFLOW: List[Dict[str, Any]] = [
         "wheel_cuda": "system",
         "wheel_compute_capabilities": ["sm_35", "sm_50", "sm_60", "sm_70", "sm_75", "compute_80"],
         "tensorrt": {"min": "7.0", "max": "8.6", "default": "8.6.1"},
+        "wheel_tensorrt": _WHEEL_TRT_7,
         "source": _SRC_TF_TESTED + "; " + _SRC_SPACK_TF + "; " + _SRC_TRT,
     },
     {
@@ -447,6 +545,7 @@ TENSORFLOW: List[Dict[str, Any]] = [
         "wheel_cuda": "pinned",
         "wheel_compute_capabilities": ["sm_50", "sm_60", "sm_70", "sm_80", "compute_90"],
         "tensorrt": {"min": "8.0", "max": "8.6", "default": "8.6.1"},
+        "wheel_tensorrt": _WHEEL_TRT_2_16,
         "source": _SRC_TF_TESTED
         + "; "
         + _SRC_PYPI.format("2.16.1")
@@ -562,34 +661,38 @@ TENSORFLOW: List[Dict[str, Any]] = [
 _SRC_CUDA_NOTES = "NVIDIA CUDA Toolkit release notes, Table 3 (toolkit driver version, Linux)"
 _SRC_CUDA_ARCH = "NVIDIA CUDA release notes / nvcc --list-gpu-arch"
 
-# CUDA toolkits: driver floor without and with minor-version compatibility, the range of
-# real architectures nvcc can target, the newest GCC nvcc accepts as host compiler, and the
-# last update release (full version, used for hermetic builds).
+# CUDA toolkits: the GA release's driver floor (driver_min) and the floor with minor-version
+# compatibility, the range of real architectures nvcc can target, the newest GCC nvcc accepts as
+# host compiler, and the last update release (full, used as the hermetic version) with its own,
+# higher floor (full_driver_min): Table 3 lists one floor per GA and per update.
 CUDA: List[Dict[str, Any]] = [
     {
         "version": "11.0",
         "full": "11.0.3",
-        "driver_min": "450.51.06",
-        "driver_min_compat": "450.51.06",
+        "driver_min": "450.51.05",
+        "full_driver_min": "450.51.06",
+        "driver_min_compat": "450.51.05",
         "min_sm": "3.5",
         "max_sm": "8.0",
         "gcc_max": "9",
-        "source": _SRC_CUDA_NOTES + " [U]; " + _SRC_CUDA_ARCH + " (11.0 adds sm_80, drops sm_30)",
+        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH + " (11.0 adds sm_80, drops sm_30)",
     },
     {
         "version": "11.1",
         "full": "11.1.1",
-        "driver_min": "455.32.00",
+        "driver_min": "455.23",
+        "full_driver_min": "455.32",
         "driver_min_compat": "450.80.02",
         "min_sm": "3.5",
         "max_sm": "8.6",
         "gcc_max": "10",
-        "source": _SRC_CUDA_NOTES + " [U]; " + _SRC_CUDA_ARCH + " (11.1 adds sm_86, tensorflow#45590)",
+        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH + " (11.1 adds sm_86, tensorflow#45590)",
     },
     {
         "version": "11.2",
         "full": "11.2.2",
         "driver_min": "460.27.03",
+        "full_driver_min": "460.32.03",
         "driver_min_compat": "450.80.02",
         "min_sm": "3.5",
         "max_sm": "8.6",
@@ -600,56 +703,62 @@ CUDA: List[Dict[str, Any]] = [
         "version": "11.3",
         "full": "11.3.1",
         "driver_min": "465.19.01",
+        "full_driver_min": "465.19.01",
         "driver_min_compat": "450.80.02",
         "min_sm": "3.5",
         "max_sm": "8.6",
         "gcc_max": "10",
-        "source": _SRC_CUDA_NOTES + " [U]; " + _SRC_CUDA_ARCH,
+        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH,
     },
     {
         "version": "11.4",
         "full": "11.4.4",
         "driver_min": "470.42.01",
+        "full_driver_min": "470.82.01",
         "driver_min_compat": "450.80.02",
         "min_sm": "3.5",
         "max_sm": "8.7",
         "gcc_max": "11",
-        "source": _SRC_CUDA_NOTES + " [U]; " + _SRC_CUDA_ARCH + " (sm_87 Orin)",
+        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH + " (sm_87 Orin)",
     },
     {
         "version": "11.5",
         "full": "11.5.2",
         "driver_min": "495.29.05",
+        "full_driver_min": "495.29.05",
         "driver_min_compat": "450.80.02",
         "min_sm": "3.5",
         "max_sm": "8.7",
         "gcc_max": "11",
-        "source": _SRC_CUDA_NOTES + " [U]; " + _SRC_CUDA_ARCH,
+        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH,
     },
     {
         "version": "11.6",
         "full": "11.6.2",
         "driver_min": "510.39.01",
+        "full_driver_min": "510.47.03",
         "driver_min_compat": "450.80.02",
         "min_sm": "3.5",
         "max_sm": "8.7",
         "gcc_max": "11",
-        "source": _SRC_CUDA_NOTES + " [U]; " + _SRC_CUDA_ARCH,
+        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH,
     },
     {
         "version": "11.7",
         "full": "11.7.1",
         "driver_min": "515.43.04",
+        "full_driver_min": "515.48.07",
         "driver_min_compat": "450.80.02",
         "min_sm": "3.5",
         "max_sm": "8.7",
         "gcc_max": "11",
-        "source": _SRC_CUDA_NOTES + " [U]; " + _SRC_CUDA_ARCH,
+        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH,
     },
     {
         "version": "11.8",
         "full": "11.8.0",
         "driver_min": "520.61.05",
+        "full_driver_min": "520.61.05",
         "driver_min_compat": "450.80.02",
         "min_sm": "3.5",
         "max_sm": "9.0",
@@ -660,6 +769,7 @@ CUDA: List[Dict[str, Any]] = [
         "version": "12.0",
         "full": "12.0.1",
         "driver_min": "525.60.13",
+        "full_driver_min": "525.85.12",
         "driver_min_compat": "525.60.13",
         "min_sm": "5.0",
         "max_sm": "9.0",
@@ -670,16 +780,18 @@ CUDA: List[Dict[str, Any]] = [
         "version": "12.1",
         "full": "12.1.1",
         "driver_min": "530.30.02",
+        "full_driver_min": "530.30.02",
         "driver_min_compat": "525.60.13",
         "min_sm": "5.0",
         "max_sm": "9.0",
         "gcc_max": "12",
-        "source": _SRC_CUDA_NOTES + " [U]; " + _SRC_CUDA_ARCH,
+        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH,
     },
     {
         "version": "12.2",
         "full": "12.2.2",
         "driver_min": "535.54.03",
+        "full_driver_min": "535.104.05",
         "driver_min_compat": "525.60.13",
         "min_sm": "5.0",
         "max_sm": "9.0",
@@ -690,26 +802,31 @@ CUDA: List[Dict[str, Any]] = [
         "version": "12.3",
         "full": "12.3.2",
         "driver_min": "545.23.06",
+        "full_driver_min": "545.23.08",
         "driver_min_compat": "525.60.13",
         "min_sm": "5.0",
         "max_sm": "9.0",
         "gcc_max": "12",
-        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH,
+        "source": _SRC_CUDA_NOTES
+        + " (Table 3 lists 12.3 Update 1 at 545.23.08 and no Update 2: full_driver_min [U]); "
+        + _SRC_CUDA_ARCH,
     },
     {
         "version": "12.4",
         "full": "12.4.1",
         "driver_min": "550.54.14",
+        "full_driver_min": "550.54.15",
         "driver_min_compat": "525.60.13",
         "min_sm": "5.0",
         "max_sm": "9.0",
         "gcc_max": "13",
-        "source": _SRC_CUDA_NOTES + " [U]; " + _SRC_CUDA_ARCH,
+        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH,
     },
     {
         "version": "12.5",
         "full": "12.5.1",
         "driver_min": "555.42.02",
+        "full_driver_min": "555.42.06",
         "driver_min_compat": "525.60.13",
         "min_sm": "5.0",
         "max_sm": "9.0",
@@ -720,6 +837,7 @@ CUDA: List[Dict[str, Any]] = [
         "version": "12.6",
         "full": "12.6.3",
         "driver_min": "560.28.03",
+        "full_driver_min": "560.35.05",
         "driver_min_compat": "525.60.13",
         "min_sm": "5.0",
         "max_sm": "9.0",
@@ -730,6 +848,7 @@ CUDA: List[Dict[str, Any]] = [
         "version": "12.8",
         "full": "12.8.1",
         "driver_min": "570.26",
+        "full_driver_min": "570.124.06",
         "driver_min_compat": "525.60.13",
         "min_sm": "5.0",
         "max_sm": "12.0",
@@ -740,6 +859,7 @@ CUDA: List[Dict[str, Any]] = [
         "version": "12.9",
         "full": "12.9.1",
         "driver_min": "575.51.03",
+        "full_driver_min": "575.57.08",
         "driver_min_compat": "525.60.13",
         "min_sm": "5.0",
         "max_sm": "12.1",
@@ -750,27 +870,32 @@ CUDA: List[Dict[str, Any]] = [
         "version": "13.0",
         "full": "13.0.2",
         "driver_min": "580.65.06",
+        "full_driver_min": "580.95.05",
         "driver_min_compat": "580.65.06",
         "min_sm": "7.5",
         "max_sm": "12.1",
         "gcc_max": "15",
-        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH + " (13.0 drops sm_50-sm_72); full and gcc_max [U]",
+        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH + " (13.0 drops sm_50-sm_72); gcc_max [U]",
     },
     {
         "version": "13.1",
         "full": "13.1.0",
         "driver_min": "590.44.01",
+        "full_driver_min": "590.44.01",
         "driver_min_compat": "580.65.06",
         "min_sm": "7.5",
         "max_sm": "12.1",
         "gcc_max": "15",
-        "source": _SRC_CUDA_NOTES + " [U]; " + _SRC_CUDA_ARCH + " [U]",
+        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH + " [U]",
     },
 ]
 
 _SRC_CUDNN = "NVIDIA cuDNN support matrix / release notes"
+_SRC_CUDNN_SM = "NVIDIA cuDNN {} support matrix (compute capabilities listed per CUDA build)"
 
-# cuDNN releases the matrix uses, with the CUDA range each build supports.
+# cuDNN releases the matrix uses, with the CUDA range each build supports. sm_max lists
+# [cuda_min, highest compute capability] pairs: the builds for CUDA >= cuda_min list GPUs up to
+# that capability; a row without sm_max is not checked against GPUs (its matrix says "SM 3.5 and later").
 CUDNN: List[Dict[str, Any]] = [
     {"version": "8.1.0", "cuda_min": "11.0", "cuda_max": "11.2", "source": _SRC_CUDNN + " (8.1.0.77) [U]"},
     {"version": "8.6.0", "cuda_min": "11.0", "cuda_max": "11.8", "source": _SRC_CUDNN + " (8.6.0.163) [U]"},
@@ -790,17 +915,40 @@ CUDNN: List[Dict[str, Any]] = [
         "version": "8.9.7",
         "cuda_min": "11.0",
         "cuda_max": "12.3",
-        "source": _SRC_CUDNN + "; PyPI nvidia-cudnn-cu12 8.9.7.29",
+        "sm_max": [["11.0", "9.0"]],
+        "source": _SRC_CUDNN_SM.format("8.9.6 (8.9.7 assumed alike)") + "; PyPI nvidia-cudnn-cu12 8.9.7.29",
     },
     {
         "version": "9.3.0",
         "cuda_min": "11.8",
         "cuda_max": "12.6",
-        "source": _SRC_CUDNN + "; PyPI nvidia-cudnn-cu12 9.3.0.75",
+        "sm_max": [["11.8", "9.0"]],
+        "source": _SRC_CUDNN_SM.format("9.0-9.5.1 (Hopper the newest listed)") + "; PyPI nvidia-cudnn-cu12 9.3.0.75",
     },
-    {"version": "9.8.0", "cuda_min": "11.8", "cuda_max": "12.8", "source": _SRC_CUDNN + " [U]"},
-    {"version": "9.10.2", "cuda_min": "11.8", "cuda_max": "12.9", "source": _SRC_CUDNN + " [U]"},
-    {"version": "9.13.0", "cuda_min": "12.0", "cuda_max": "13.0", "source": _SRC_CUDNN + " [U]"},
+    {
+        "version": "9.8.0",
+        "cuda_min": "11.8",
+        "cuda_max": "12.8",
+        "sm_max": [["11.8", "9.0"], ["12.8", "12.0"]],
+        "source": _SRC_CUDNN
+        + "; Blackwell from 9.7.0 (NVIDIA/cudnn-frontend v1.10 release notes, NVIDIA/TransformerEngine#2775); "
+        + "CUDA 12 build for 12.0-12.8 (nixpkgs cuda-modules/cudnn/releases.nix, 9.8.0.87); the 11.8 build [U]",
+    },
+    {
+        "version": "9.10.2",
+        "cuda_min": "11.8",
+        "cuda_max": "12.9",
+        "sm_max": [["11.8", "9.0"], ["12.8", "12.0"]],
+        "source": _SRC_CUDNN_SM.format("9.10.2")
+        + " (for CUDA 12.8/12.9: 5.0-10.0, 12.0; for CUDA 12.0-12.6 and 11.8: up to 9.0)",
+    },
+    {
+        "version": "9.13.0",
+        "cuda_min": "12.0",
+        "cuda_max": "13.0",
+        "sm_max": [["12.0", "9.0"], ["12.8", "12.0"]],
+        "source": _SRC_CUDNN + " [U]",
+    },
 ]
 
 # Compiler/TensorFlow combinations known to fail. Bounds are inclusive; None = open.
@@ -854,7 +1002,9 @@ OPERATING_SYSTEMS: List[Dict[str, Any]] = [
         "python": "3.11",
         "gcc": ["11", "12"],
         "clang": ["13", "14", "15", "16"],
-        "source": "Debian bookworm packages (python3 3.11, gcc-12 default, clang-14 default) [U: gcc-11, clang-16]",
+        "source": "Debian bookworm packages (python3 3.11, gcc-12 default, clang-14 default); gcc-11, clang-13 to 16 "
+        "seen in bookworm main with apt-cache (clang-19 is there too, 1:19.1.7-3~deb12u1, and left out: newer than "
+        "any Clang TensorFlow tested)",
     },
     {
         "id": "debian13",

@@ -46,6 +46,8 @@ OVERRIDE_TABLES: Dict[str, Tuple[str, Optional[str], Tuple[str, ...]]] = {
     "compiler_conflicts": ("COMPILER_CONFLICTS", None, ("family",)),
 }
 
+_PYTHONS = [f"3.{minor}" for minor in range(6, 20)]
+
 _OS_ALIASES = {"rocky": "rhel", "almalinux": "rhel", "centos": "rhel", "redhat": "rhel", "ol": "rhel"}
 
 _ROW_DEFAULTS: Dict[str, Any] = {
@@ -55,6 +57,43 @@ _ROW_DEFAULTS: Dict[str, Any] = {
     "wheel_compute_capabilities": [],
     "tensorrt": None,
     "numpy_by_python": {},
+}
+
+
+# Request values that must be versions: key -> (pattern, example written the way the key expects it).
+_VERSION_FORMS: Dict[str, Tuple[str, str]] = {
+    "cuda": (r"^v?\d+\.\d+(\.\d+)?$", "'12.5' or '12.5.1'"),
+    "cudnn": (r"^\d+(\.\d+){0,3}$", "'9.3' or '9.3.0'"),
+    "tensorrt": (r"^\d+(\.\d+){0,3}$", "'8.6' or '8.6.1'"),
+    "driver_version": (r"^\d{3}(\.\d+){1,2}$", "'535.261.03' or '570.26'"),
+    "python": (r"^\d+\.\d+(\.\d+)?$", "'3.11'"),
+}
+
+# Override row fields with a fixed form, per table: field -> kind (see _field_problem).
+_ROW_FORMS: Dict[str, Dict[str, str]] = {
+    "tensorflow": {
+        "python": "range",
+        "cuda": "version",
+        "cudnn": "version",
+        "wheel_compute_capabilities": "codes",
+    },
+    "cuda": {
+        "driver_min": "version",
+        "driver_min_compat": "version",
+        "full_driver_min": "version",
+        "full": "version",
+        "min_sm": "cc",
+        "max_sm": "cc",
+    },
+    "cudnn": {"cuda_min": "version", "cuda_max": "version"},
+    "gpus": {"compute_capability": "cc"},
+    "os": {"python": "version"},
+}
+_FORM_HELP = {
+    "version": "a version such as '12.5' or '535.54.03' (quote it in YAML)",
+    "cc": "a compute capability such as '8.6' or '12.0' (quote it in YAML)",
+    "range": "a [low, high] pair of Python versions such as ['3.10', '3.13']",
+    "codes": "a list of sm_XY / compute_XY codes such as [sm_80, compute_90]",
 }
 
 
@@ -171,6 +210,10 @@ def _merge_row(
     row[key] = str(row[key])
     for existing in target:
         if existing.get(key) == row[key]:
+            bad = _row_problems(table, row, key)
+            if bad:
+                conflicts.extend(bad)
+                return
             existing.update(row)
             return
     base_key = row.pop("based_on", None)
@@ -193,10 +236,54 @@ def _merge_row(
             )
         )
         return
+    bad = _row_problems(table, row, key)
+    if bad:
+        conflicts.extend(bad)
+        return
     if table == "tensorflow":
         for field, default in _ROW_DEFAULTS.items():
             row.setdefault(field, copy.deepcopy(default))
     target.append(row)
+
+
+def _field_problem(kind: str, value: Any) -> bool:
+    """True when an override field does not have the form its kind asks for."""
+    if kind == "version":
+        return not re.match(r"^\d+(\.\d+){0,3}$", str(value))
+    if kind == "cc":
+        return not re.match(r"^\d{1,2}\.\d$", str(value))
+    if kind == "range":
+        return not (
+            isinstance(value, (list, tuple))
+            and len(value) == 2
+            and all(re.match(r"^\d+\.\d+$", str(v)) for v in value)
+            and vtuple(value[0]) <= vtuple(value[1])
+        )
+    if kind == "codes":
+        return not (
+            isinstance(value, (list, tuple)) and all(re.match(r"^(sm|compute)_\d{2,3}[af]?$", str(v)) for v in value)
+        )
+    return False
+
+
+def _row_problems(table: str, row: Mapping[str, Any], key: Optional[str]) -> List[str]:
+    """One sentence per override field whose value has the wrong form."""
+    problems = []
+    for field, kind in _ROW_FORMS.get(table, {}).items():
+        if field in row and row[field] is not None and _field_problem(kind, row[field]):
+            problems.append(
+                "overrides.{} row '{}' has {}: {!r}; give {}.".format(
+                    table, row.get(key, "?") if key else "?", field, row[field], _FORM_HELP[kind]
+                )
+            )
+    return problems
+
+
+def yaml_number_hint(value: str, known: List[str]) -> str:
+    """A hint when a version looks like an unquoted YAML number that lost its trailing zero (2.10 -> 2.1)."""
+    if re.match(r"^\d+\.\d$", value) and f"{value}0" in known and value not in known:
+        return f" (an unquoted YAML {value}0 is read as the number {value}: write '{value}0' in quotes)"
+    return ""
 
 
 def normalize_os(value: Optional[str]) -> Optional[str]:
@@ -278,6 +365,12 @@ def _normalize_request(request: Mapping[str, Any]) -> Dict[str, Any]:
     for key in ("tensorflow", "cuda", "cudnn", "tensorrt", "driver_version", "python", "os", "compiler"):
         value = req[key]
         req[key] = None if value is None or str(value).strip() == "" else str(value).strip()
+    bad = []
+    for key, (pattern, example) in _VERSION_FORMS.items():
+        if req[key] is not None and not re.match(pattern, req[key], re.IGNORECASE):
+            bad.append(f"{key} {req[key]!r} is not a version; write it like {example}, or leave {key} unset.")
+    if bad:
+        raise ResolveError(bad)
     req["tensorflow"] = req["tensorflow"] or "latest"
     req["gpus"] = [str(g) for g in (req["gpus"] or []) if str(g).strip()]
     req["build_from_source"] = bool(req["build_from_source"])
@@ -344,7 +437,7 @@ def resolve_stack(request: Mapping[str, Any]) -> Dict[str, Any]:
                         "Python {0}{1} is supported by no TensorFlow in the matrix (newest {2} supports {3}-{4}); "
                         "use Python {3}-{4}.".format(
                             python,
-                            f" (default of {os_id})" if python_from_os else "",
+                            f" (default of {os_id})" if python_from_os else yaml_number_hint(python, _PYTHONS),
                             newest["version"],
                             newest["python"][0],
                             newest["python"][1],
@@ -378,8 +471,10 @@ def resolve_stack(request: Mapping[str, Any]) -> Dict[str, Any]:
         known = [r["version"] for r in tables["tensorflow"]]
         raise ResolveError(
             [
-                "TensorFlow '{}' is not in the matrix ({}); use one of them, 'latest', "
-                "or add a row via overrides.tensorflow.".format(req["tensorflow"], ", ".join(known))
+                "TensorFlow '{}' is not in the matrix ({}){}; use one of them, 'latest', "
+                "or add a row via overrides.tensorflow.".format(
+                    req["tensorflow"], ", ".join(known), yaml_number_hint(req["tensorflow"], known)
+                )
             ]
         )
     stack = _resolve_row(wanted_row, display, python, python_from_os, ctx)
@@ -409,7 +504,7 @@ def _resolve_row(
             "Python {0}{1} is outside TensorFlow {2}'s supported range {3}-{4}; use Python {3}-{4} "
             "(e.g. an interpreter from uv or the distribution's alternatives){5}.".format(
                 python,
-                " (default of {})".format(ctx["os_id"]) if python_from_os else "",
+                " (default of {})".format(ctx["os_id"]) if python_from_os else yaml_number_hint(python, _PYTHONS),
                 tf,
                 row["python"][0],
                 row["python"][1],
@@ -432,15 +527,16 @@ def _resolve_row(
 
     if gpu_build:
         cuda, cuda_full, tf_cuda = _resolve_cuda(row, req, tables, conflicts, notes)
-        cudnn = _resolve_cudnn(row, req, tables, tf_cuda or cuda, conflicts=conflicts, notes=notes)
+        cudnn = _resolve_cudnn(row, req, tables, tf_cuda or cuda, ccs, conflicts=conflicts, notes=notes)
         ptx_jit = _check_architectures(
             row, req, tables, gpus, tf_cuda=tf_cuda, host_cuda=cuda, conflicts=conflicts, notes=notes
         )
-        driver_min, driver_min_compat = _driver_floors(tables, gpus, [tf_cuda, cuda])
+        full = cuda_full if source and row["era"] == "hermetic_cuda" else None
+        driver_min, driver_min_compat = _driver_floors(tables, gpus, [tf_cuda, cuda], full=full)
         _check_driver(
             req,
             tf,
-            cuda,
+            full or cuda,
             floor=driver_min,
             compat=driver_min_compat,
             ptx_jit=ptx_jit,
@@ -512,9 +608,10 @@ def _resolve_cuda(
     cuda = _mm(user) if user else tested
     crow = _matrix.cuda_row(cuda, tables["cuda"])
     if crow is None:
+        known = [r["version"] for r in tables["cuda"]]
         conflicts.append(
-            "CUDA {} is not in the matrix ({}); use one of them or add a row via overrides.cuda.".format(
-                user, ", ".join(r["version"] for r in tables["cuda"])
+            "CUDA {} is not in the matrix ({}){}; use one of them or add a row via overrides.cuda.".format(
+                user, ", ".join(known), yaml_number_hint(str(user), known)
             )
         )
         return None, None, None
@@ -567,50 +664,110 @@ def _resolve_cudnn(
     req: Mapping[str, Any],
     tables: Mapping[str, List[Dict[str, Any]]],
     cuda: Optional[str],
+    ccs: List[str],
     *,
     conflicts: List[str],
     notes: List[str],
 ) -> Optional[str]:
+    """The cuDNN of the stack, checked against its CUDA and GPUs whether the user named it or not."""
     tf = row["version"]
     tested = str(row["cudnn"])
     user = req["cudnn"]
-    if not user:
-        return tested
-    known = [r for r in tables["cudnn"] if str(r["version"]).startswith(user)]
-    known.sort(key=lambda r: vtuple(r["version"]))
-    cudnn = str(known[-1]["version"]) if known and vtuple(user) != vtuple(known[-1]["version"]) else user
-    if len(vtuple(cudnn)) < 3:
-        cudnn = ".".join(str(p) for p in ((*vtuple(cudnn), 0, 0))[:3])
-    mode = row.get("wheel_cuda", "system")
-    if not req["build_from_source"] and mode == "pinned":
-        if vtuple(cudnn) != vtuple(tested):
-            notes.append(
-                f"TensorFlow {tf} wheels bring cuDNN {tested} from pip; "
-                f"the host cuDNN {cudnn} is not used by TensorFlow."
+    source = req["build_from_source"]
+    pinned_wheel = not source and row.get("wheel_cuda", "system") == "pinned"
+    cudnn = tested
+    if user:
+        known = [r for r in tables["cudnn"] if str(r["version"]).startswith(user)]
+        known.sort(key=lambda r: vtuple(r["version"]))
+        cudnn = str(known[-1]["version"]) if known and vtuple(user) != vtuple(known[-1]["version"]) else user
+        if len(vtuple(cudnn)) < 3:
+            cudnn = ".".join(str(p) for p in ((*vtuple(cudnn), 0, 0))[:3])
+        if pinned_wheel:
+            if vtuple(cudnn) != vtuple(tested):
+                notes.append(
+                    f"TensorFlow {tf} wheels bring cuDNN {tested} from pip; "
+                    f"the host cuDNN {cudnn} is not used by TensorFlow."
+                )
+            return cudnn
+        if _major(cudnn) != _major(tested):
+            conflicts.append(
+                f"TensorFlow {tf} needs cuDNN {_major(tested)}.x (tested {tested}); cuDNN {cudnn} is another major; "
+                f"use cuDNN {_major(tested)}.x >= {tested}."
             )
-        return cudnn
-    if _major(cudnn) != _major(tested):
-        conflicts.append(
-            "TensorFlow {0} needs cuDNN {1}.x (tested {2}); cuDNN {3} is another major; use cuDNN {1}.x >= {2}.".format(
-                tf, _major(tested), tested, cudnn
+            return cudnn
+        if not source and vtuple(cudnn) < vtuple(tested):
+            conflicts.append(
+                f"TensorFlow {tf} wheels were built with cuDNN {tested}; cuDNN {cudnn} is older; "
+                f"use cuDNN {_major(tested)}.x >= {tested}."
             )
-        )
+            return cudnn
+    elif pinned_wheel:
         return cudnn
-    if not req["build_from_source"] and vtuple(cudnn) < vtuple(tested):
-        conflicts.append(
-            f"TensorFlow {tf} wheels were built with cuDNN {tested}; cuDNN {cudnn} is older; "
-            f"use cuDNN {_major(tested)}.x >= {tested}."
-        )
-    crow = next((r for r in tables["cudnn"] if vtuple(r["version"]) == vtuple(cudnn)), None)
+    crow = _cudnn_row(tables, cudnn)
     if crow is None:
-        notes.append(f"cuDNN {cudnn} is not in the matrix: its CUDA range is not checked.")
-    elif cuda and not (vtuple(crow["cuda_min"]) <= vtuple(cuda) <= vtuple(crow["cuda_max"])):
-        conflicts.append(
-            "cuDNN {0} supports CUDA {1}-{2}, not CUDA {3}; use a cuDNN built for CUDA {3} (e.g. {4}).".format(
-                cudnn, crow["cuda_min"], crow["cuda_max"], cuda, tested
-            )
-        )
+        notes.append(f"cuDNN {cudnn} is not in the matrix: its CUDA range and GPUs are not checked.")
+        return cudnn
+    cuda_row = _matrix.cuda_row(cuda, tables["cuda"]) if cuda else None
+    targeted = [cc for cc in ccs if cuda_row is None or _cuda_targets(cuda_row, cc)]
+    problem = _cudnn_problem(crow, cuda, targeted)
+    if problem is None:
+        return cudnn
+    floor = None if source else tested
+    alt = _cudnn_alternative(tables, _major(tested), floor, cuda, targeted, exclude=cudnn)
+    if not user and alt is not None:
+        notes.append(f"cuDNN {alt} is used instead of TensorFlow {tf}'s tested {tested}: {problem}.")
+        return alt
+    fix = f"use cuDNN {alt}" if alt else f"add a cuDNN {_major(tested)}.x row that supports them via overrides.cudnn"
+    conflicts.append(f"{problem}; {fix}.")
     return cudnn
+
+
+def _cudnn_row(tables: Mapping[str, List[Dict[str, Any]]], version: str) -> Optional[Dict[str, Any]]:
+    return next((r for r in tables["cudnn"] if vtuple(r["version"]) == vtuple(version)), None)
+
+
+def _cudnn_max_sm(crow: Mapping[str, Any], cuda: Optional[str]) -> Optional[str]:
+    """The newest compute capability cuDNN's support matrix lists for this row's build for `cuda`."""
+    top: Optional[str] = None
+    for cuda_min, max_sm in sorted(crow.get("sm_max") or [], key=lambda pair: vtuple(pair[0])):
+        if cuda is None or vtuple(cuda) >= vtuple(cuda_min):
+            top = str(max_sm)
+    return top
+
+
+def _cudnn_problem(crow: Mapping[str, Any], cuda: Optional[str], ccs: List[str]) -> Optional[str]:
+    """Why a cuDNN row cannot serve a CUDA version and GPUs, or None."""
+    version = crow["version"]
+    if cuda and not (vtuple(crow["cuda_min"]) <= vtuple(cuda) <= vtuple(crow["cuda_max"])):
+        return "cuDNN {} supports CUDA {}-{}, not CUDA {}".format(version, crow["cuda_min"], crow["cuda_max"], cuda)
+    top = _cudnn_max_sm(crow, cuda)
+    unlisted = [cc for cc in ccs if top is not None and vtuple(cc) > vtuple(top)]
+    if unlisted:
+        return "cuDNN {}{} lists GPUs up to compute capability {}, not {} (NVIDIA's cuDNN support matrix)".format(
+            version, f" for CUDA {cuda}" if cuda else "", top, ", ".join(unlisted)
+        )
+    return None
+
+
+def _cudnn_alternative(
+    tables: Mapping[str, List[Dict[str, Any]]],
+    major: int,
+    floor: Optional[str],
+    cuda: Optional[str],
+    ccs: List[str],
+    *,
+    exclude: str,
+) -> Optional[str]:
+    """The oldest cuDNN of a major (>= floor) that serves the CUDA version and GPUs, never `exclude`."""
+    for crow in sorted(tables["cudnn"], key=lambda r: vtuple(r["version"])):
+        version = str(crow["version"])
+        if _major(version) != major or vtuple(version) == vtuple(exclude):
+            continue
+        if floor is not None and vtuple(version) < vtuple(floor):
+            continue
+        if _cudnn_problem(crow, cuda, ccs) is None:
+            return version
+    return None
 
 
 def _first_cuda_for(tables: Mapping[str, List[Dict[str, Any]]], cc: str) -> Optional[Dict[str, Any]]:
@@ -696,8 +853,7 @@ def _check_architectures(
         codes = [str(c) for c in row.get("wheel_compute_capabilities") or []]
         if not codes:
             continue
-        native = [vtuple(c) for c in codes if c.startswith("sm_")]
-        ptx = [vtuple(c) for c in codes if c.startswith("compute_")]
+        native, ptx = wheel_code(codes)
         want = vtuple(cc)
         if any(n[0] == want[0] and n[1] <= want[1] for n in native):
             continue
@@ -738,24 +894,46 @@ def _cuda_limit(tables: Mapping[str, List[Dict[str, Any]]], cuda: str, cc: str, 
     return None
 
 
+def wheel_code(codes: List[str]) -> Tuple[List[Tuple[int, ...]], List[Tuple[int, ...]]]:
+    """(SASS architectures, PTX architectures) of a TensorFlow capability list.
+
+    In TensorFlow's build ``compute_XY`` embeds SASS for XY and PTX for XY (``cuda_configure.bzl``:
+    ``--cuda-gpu-arch=sm_XY`` plus ``--cuda-include-ptx=sm_XY``; ``.bazelrc``: "compute_XY enables PTX
+    embedding in addition to SASS"); ``sm_XY`` is SASS only.
+    """
+    native = [vtuple(c) for c in codes if c.startswith(("sm_", "compute_"))]
+    ptx = [vtuple(c) for c in codes if c.startswith("compute_")]
+    return native, ptx
+
+
 def _wheel_runs(row: Mapping[str, Any], want: Tuple[int, ...]) -> bool:
     codes = [str(c) for c in row.get("wheel_compute_capabilities") or []]
-    native = [vtuple(c) for c in codes if c.startswith("sm_")]
-    ptx = [vtuple(c) for c in codes if c.startswith("compute_")]
+    native, ptx = wheel_code(codes)
     return any(n[0] == want[0] and n[1] <= want[1] for n in native) or any(p <= want for p in ptx)
 
 
 def _driver_floors(
-    tables: Mapping[str, List[Dict[str, Any]]], gpus: List[Dict[str, Any]], cudas: List[Optional[str]]
+    tables: Mapping[str, List[Dict[str, Any]]],
+    gpus: List[Dict[str, Any]],
+    cudas: List[Optional[str]],
+    full: Optional[str] = None,
 ) -> Tuple[Optional[str], Optional[str]]:
+    """Driver floors (plain, with minor-version compatibility); `full` is the exact update release used.
+
+    Table 3 gives the GA release of a toolkit one floor and each update its own, higher one: a stack that
+    uses the row's ``full`` update (hermetic builds) needs ``full_driver_min``.
+    """
     floor: Optional[str] = None
     compat: Optional[str] = None
     for cuda in cudas:
         crow = _matrix.cuda_row(cuda, tables["cuda"]) if cuda else None
         if crow is None:
             continue
-        if floor is None or vtuple(crow["driver_min"]) > vtuple(floor):
-            floor = str(crow["driver_min"])
+        own = str(crow["driver_min"])
+        if full and crow.get("full_driver_min") and vtuple(full) == vtuple(crow.get("full") or ""):
+            own = str(crow["full_driver_min"])
+        if floor is None or vtuple(own) > vtuple(floor):
+            floor = own
         own_compat = str(crow.get("driver_min_compat") or crow["driver_min"])
         if compat is None or vtuple(own_compat) > vtuple(compat):
             compat = own_compat
@@ -813,7 +991,8 @@ def _resolve_tensorrt(
     row: Mapping[str, Any], req: Mapping[str, Any], conflicts: List[str], notes: List[str]
 ) -> Optional[str]:
     tf = row["version"]
-    spec = row.get("tensorrt")
+    wheel_spec = None if req["build_from_source"] else row.get("wheel_tensorrt")
+    spec = wheel_spec or row.get("tensorrt")
     wanted = req["want_tensorrt"] or bool(req["tensorrt"])
     if not wanted:
         if spec is None:
@@ -836,6 +1015,12 @@ def _resolve_tensorrt(
         return None
     trt = req["tensorrt"] or str(spec["default"])
     if not (_cmp_ge(trt, spec["min"]) and _cmp_le(trt, spec["max"])):
+        if wheel_spec is not None:
+            conflicts.append(
+                "TensorFlow {} wheels load {} ({}); TensorRT {} cannot serve them; use TensorRT {} "
+                "or build_from_source.".format(tf, spec["links"], spec["source"], trt, spec["default"])
+            )
+            return None
         why = " (TensorRT 9 and 10 are not supported by TF-TRT, tensorflow#68360)" if _major(trt) >= 9 else ""
         conflicts.append(
             "TensorRT {} is outside what TF-TRT in TensorFlow {} supports ({}-{}){}; use TensorRT {}.".format(

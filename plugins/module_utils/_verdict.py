@@ -90,10 +90,16 @@ def unavailable(requirement: Dict[str, Any], reason: str) -> Dict[str, str]:
 
 
 def gpu_info_verdict(facts: Dict[str, Any], requirement: Dict[str, Any]) -> Dict[str, str]:
-    """gpu_info's own verdict: pass when the driver lists GPUs, else why not (fail on a GPU host)."""
-    if facts.get("gpus") and not facts.get("driver_library_mismatch"):
+    """gpu_info's own verdict: pass when the driver lists GPUs, all healthy, else why not (fail on a GPU host)."""
+    gpus = facts.get("gpus") or []
+    resets = [g.get("pci_bus_id") or str(g.get("index")) for g in gpus if g.get("reset_required")]
+    if gpus and not facts.get("driver_library_mismatch") and not facts.get("lost_gpus") and not resets:
         return {"status": "pass", "reason": ""}
     reason = facts.get("reason") or "The driver lists no GPU."
+    if resets:
+        reason = (
+            reason + " " if facts.get("reason") else ""
+        ) + "GPU(s) {} need a reset (nvidia-smi -r, or reboot).".format(", ".join(resets))
     if facts.get("reboot_required") and not requirement["required"]:
         return {"status": "warn", "reason": reason}
     return unavailable(requirement, reason)
@@ -259,7 +265,21 @@ def _why(status: str, fraction: float, pass_at: float) -> str:
 
 
 def link_for(facts: Optional[Dict[str, Any]], spec: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
-    """The PCIe rate host copies are compared with, and how it was found."""
+    """The link rate host copies are compared with, and how it was found.
+
+    A GPU whose spec row names a host_link (GH200: NVLink-C2C) is judged by it, not by the narrow
+    PCIe link the driver reports for it.
+    """
+    host = (spec or {}).get("host_link")
+    if host and host.get("gbs"):
+        rate = float(host["gbs"])
+        return {
+            "gen": None,
+            "width": None,
+            "gbs": rate,
+            "basis": "{} one-way {:.0f} GB/s (spec table)".format(host.get("kind", "host link"), rate),
+            "spec_field": "host_link",
+        }
     if facts and facts.get("pcie_gen_max"):
         gen, width = facts["pcie_gen_max"], facts.get("pcie_width_max") or 16
         gbs = link_gbs(gen, width)
@@ -279,8 +299,33 @@ def link_for(facts: Optional[Dict[str, Any]], spec: Optional[Dict[str, Any]]) ->
                 "width": 16,
                 "gbs": gbs,
                 "basis": f"PCIe gen{gen} x16 theoretical one-way {gbs:.0f} GB/s (spec table)",
+                "spec_field": "pcie_gen",
             }
     return None
+
+
+def cap_unverified(
+    check: str, entry: Dict[str, Any], spec: Optional[Dict[str, Any]], link: Optional[Dict[str, Any]]
+) -> Dict[str, Any]:
+    """A speed verdict computed from a spec value marked unverified says so and is at most warn."""
+    if spec is None or entry.get("peak") is None:
+        return entry
+    if check.startswith("matmul_"):
+        field = check.split("_", 1)[1]
+    elif check == "memory_bw":
+        field = "mem_bw_gbs"
+    else:
+        field = (link or {}).get("spec_field", "")
+    if field not in (spec.get("unverified") or []):
+        return entry
+    capped = dict(entry)
+    capped["spec_unverified"] = True
+    if capped["status"] == "fail":
+        capped["status"] = "warn"
+    capped["reason"] = "{} The spec value ({}) for {} is unverified [U], so this is at most a warning.".format(
+        entry.get("reason", ""), field, spec.get("name", "this GPU")
+    ).strip()
+    return capped
 
 
 def judge_gpu(
@@ -295,7 +340,8 @@ def judge_gpu(
     spec = lookup_spec(specs, pci_id, name)
     link = link_for(facts, spec)
     checks = {
-        check: judge_check(check, raw, spec, link, thresholds) for check, raw in raw_gpu.get("checks", {}).items()
+        check: cap_unverified(check, judge_check(check, raw, spec, link, thresholds), spec, link)
+        for check, raw in raw_gpu.get("checks", {}).items()
     }
     return {
         "index": raw_gpu.get("index"),

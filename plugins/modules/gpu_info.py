@@ -90,6 +90,7 @@ gpus:
       pcie_gen_max: 5
       pcie_width_current: 16
       pcie_width_max: 16
+      reset_required: false
 count:
   description: Number of GPUs the driver lists.
   returned: always
@@ -121,17 +122,41 @@ gpu_requirement:
   type: dict
   sample: {required: true, explicit: false, basis: "The host's profile is gpu, so its GPU checks must run."}
 reason:
-  description: Why no GPU is listed, and on a host that must have GPUs why that fails; empty when GPUs were found.
+  description:
+    - Why no GPU, or not every GPU, is listed, and on a host that must have GPUs why that fails.
+    - Empty when all were found.
   returned: always
   type: str
   sample: "No NVIDIA driver is loaded or reachable (nvidia-smi rc=255: Failed to initialize NVML: Unknown Error)."
+failure:
+  description:
+    - Class of the failure when no or not every GPU could be read, V(null) otherwise.
+    - One of V(driver_library_mismatch), V(gpu_lost), V(nvml_library_missing), V(no_driver), V(no_devices),
+      V(timeout) or V(unknown).
+  returned: always
+  type: str
+  sample: gpu_lost
+lost_gpus:
+  description: GPUs the driver could not reach (fell off the bus, "GPU is lost"); the other GPUs are still listed.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - pci_bus_id: "0000:02:00.0"
+      error: GPU is lost. Reboot the system to recover this GPU
+kernel_module_version:
+  description: Version of the loaded NVIDIA kernel module (C(/proc/driver/nvidia/version)), V(null) without one.
+  returned: always
+  type: str
+  sample: 550.163.01
 driver_library_mismatch:
   description: The kernel module and user-space driver libraries have different versions.
   returned: always
   type: bool
   sample: false
 reboot_required:
-  description: A reboot is needed before the GPUs can be used (after a driver upgrade).
+  description:
+    - A reboot is needed before every GPU can be used (after a driver upgrade, a lost GPU or one that requires a reset).
   returned: always
   type: bool
   sample: false
@@ -188,7 +213,7 @@ def main() -> None:
         rc, out, err = module.run_command(cmd, environ_update={"LC_ALL": "C"})
         return rc, out, err
 
-    result: Any = gather(run, smi, nvml)
+    result: Any = gather(run, smi, nvml, timeout_bin=module.get_bin_path("timeout"))
     result["gpu_requirement"] = requirement(module, result)
     outcome = gpu_info_verdict(result, result["gpu_requirement"])
     result["verdict"] = outcome["status"]

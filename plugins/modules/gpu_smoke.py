@@ -336,7 +336,7 @@ def main() -> None:
     def run(cmd: List[str]) -> Any:
         return module.run_command(cmd, environ_update={"LC_ALL": "C"})
 
-    facts = gather(run, module.get_bin_path("nvidia-smi"), pynvml)
+    facts = gather(run, module.get_bin_path("nvidia-smi"), pynvml, timeout_bin=module.get_bin_path("timeout"))
     result.update(
         gpus=[],
         thresholds=thresholds,

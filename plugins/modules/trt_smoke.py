@@ -254,7 +254,7 @@ def main() -> None:
     def run(cmd: List[str]) -> Any:
         return module.run_command(cmd, environ_update={"LC_ALL": "C"})
 
-    facts = gather(run, module.get_bin_path("nvidia-smi"), pynvml)
+    facts = gather(run, module.get_bin_path("nvidia-smi"), pynvml, timeout_bin=module.get_bin_path("timeout"))
     needed = _smoke.requirement(module, facts)
     result["gpu_requirement"] = needed
     if not facts["gpus"]:

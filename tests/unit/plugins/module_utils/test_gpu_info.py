@@ -43,6 +43,7 @@ def test_single_h100_every_field() -> None:
         "pcie_gen_max": 5,
         "pcie_width_current": 16,
         "pcie_width_max": 16,
+        "reset_required": False,
     }
 
 
@@ -274,7 +275,8 @@ def test_nvml_mismatch_falls_back_to_nvidia_smi(tmp_path: Path) -> None:
 def test_nvml_mismatch_without_nvidia_smi(tmp_path: Path) -> None:
     result = gi.gather(FakeRun([]), None, fake_pynvml(fail_init=True), str(tmp_path))
     assert result["driver_library_mismatch"] is True
-    assert result["reason"].startswith("NVML failed")
+    assert result["failure"] == "driver_library_mismatch"
+    assert "nvidia-smi" not in result["reason"]
 
 
 RECORDED_H200 = {

@@ -84,10 +84,11 @@ BROKEN = [
     ),
     (
         "GPU lost",
-        [(15, "Unable to determine the device handle for GPU0000:18:00.0: GPU is lost.  Reboot the system.\n", "")],
+        # The CSV query, then the banner read for the CUDA version (the healthy GPUs are kept).
+        [(15, "Unable to determine the device handle for GPU0000:18:00.0: GPU is lost.  Reboot the system.\n", "")] * 2,
         "nvidia",
         False,
-        "A GPU is lost",
+        "fell off the bus or is lost",
     ),
     ("no devices", [(6, "No devices were found\n", "")], "nvidia", False, "reports no devices"),
     ("nouveau bound", None, "nouveau", False, "bound to: nouveau"),

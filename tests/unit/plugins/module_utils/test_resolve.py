@@ -188,16 +188,21 @@ def test_source_compiler_none_in_os_archive() -> None:
 CUDA_VERSIONS = [r["version"] for r in _matrix.CUDA]
 
 
-def _cudnn_for(cuda: str) -> str:
+def _cudnn_for(cuda: str) -> Tuple[str, List[Dict[str, Any]]]:
+    """A cuDNN of the matrix for this CUDA, or a stand-in row where the matrix has none (e.g. 13.1)."""
     rows = [r for r in _matrix.CUDNN if vtuple(r["cuda_min"]) <= vtuple(cuda) <= vtuple(r["cuda_max"])]
-    return (rows or _matrix.CUDNN)[-1]["version"]
+    if rows:
+        return rows[-1]["version"], []
+    return "9.99.0", [{"version": "9.99.0", "cuda_min": cuda, "cuda_max": cuda}]
 
 
 @pytest.mark.parametrize("cuda", CUDA_VERSIONS)
 def test_every_cuda_floor(cuda: str) -> None:
     row = _matrix.cuda_row(cuda)
     assert row is not None
-    overrides = fork("2.21+cu", cuda=cuda, cudnn=_cudnn_for(cuda), wheel_cuda="system", wheel_compute_capabilities=[])
+    cudnn, cudnn_rows = _cudnn_for(cuda)
+    overrides = fork("2.21+cu", cuda=cuda, cudnn=cudnn, wheel_cuda="system", wheel_compute_capabilities=[])
+    overrides["cudnn"] = cudnn_rows
     request = {"tensorflow": "2.21+cu", "overrides": overrides}
     at_floor = resolve_stack(dict(request, driver_version=row["driver_min"]))
     assert at_floor["cuda"] == cuda
@@ -254,7 +259,8 @@ def test_sm120_with_cuda_12_8_plus_builds(cuda: str) -> None:
     stack = resolve_stack({"tensorflow": "2.18", "cuda": cuda, "build_from_source": True, "gpus": ["12.0"]})
     assert stack["build"]["env"]["HERMETIC_CUDA_VERSION"] == _matrix.cuda_row(cuda)["full"]
     assert stack["build"]["env"]["HERMETIC_CUDA_COMPUTE_CAPABILITIES"] == "sm_120,compute_120"
-    assert stack["driver_min"] == _matrix.cuda_row(cuda)["driver_min"]
+    # The hermetic version is the row's last update, whose Table 3 floor is above the GA floor.
+    assert stack["driver_min"] == _matrix.cuda_row(cuda)["full_driver_min"]
 
 
 def test_sm120_default_wheel_refused_with_both_ways_out() -> None:
@@ -270,7 +276,9 @@ def test_sm120_wheel_with_cuda_12_8_pins_pip_cuda() -> None:
     stack = resolve_stack({"tensorflow": "2.21", "cuda": "12.8", "gpus": ["2b85"]})
     assert stack["tf_cuda"] == "12.8"
     assert "nvidia-cuda-runtime-cu12==12.8.*" in stack["pip_requirements"]
-    assert "nvidia-cudnn-cu12==9.3.0.*" in stack["pip_requirements"]
+    # cuDNN 9.3.0's matrix lists CUDA <= 12.6 and GPUs <= 9.0: a Blackwell-capable 9.x is picked instead.
+    assert stack["cudnn"] == "9.8.0"
+    assert "nvidia-cudnn-cu12==9.8.0.*" in stack["pip_requirements"]
     assert stack["driver_min"] == "570.26"
     assert any("PTX JIT" in n for n in stack["notes"])
 
@@ -351,7 +359,7 @@ def test_tensorrt_null_with_reason_when_not_requested(tf: str) -> None:
     ("tf", "trt", "expected"),
     [
         ("2.6", None, "7.2.3"),
-        ("2.7", None, "8.6.1"),
+        ("2.7", None, "7.2.3"),
         ("2.14", None, "8.5.3"),
         ("2.15", None, "8.6.1"),
         ("2.17", None, "8.6.1"),
@@ -439,7 +447,9 @@ def test_compiler_unparsable() -> None:
     [
         ("470.82.01", [], "conflict"),
         ("535.261.03", [], "compat"),
-        ("535.261.03", ["9.0"], "conflict-ptx"),
+        # compute_90 carries SASS for sm_90 (TF .bazelrc, cuda_configure.bzl): no PTX JIT, so
+        # minor-version compatibility holds (NVIDIA CUDA compatibility guide).
+        ("535.261.03", ["9.0"], "compat"),
         ("545.23.06", ["9.0"], "ok"),
         ("550.163.01", [], "ok"),
     ],
@@ -458,6 +468,18 @@ def test_driver_checks(driver: str, gpus: List[str], outcome: str) -> None:
         stack = resolve_stack(request)
         assert stack["driver_min"] == "545.23.06"
         assert any("minor-version compatibility" in n for n in stack["notes"]) == (outcome == "compat")
+
+
+def test_driver_compat_refused_when_only_ptx_reaches_the_gpu() -> None:
+    overrides = {
+        "tensorflow": [
+            {"version": "2.17+ptx", "based_on": "2.17", "wheel_compute_capabilities": ["sm_70", "compute_80"]}
+        ]
+    }
+    conflicts = conflicts_of(
+        {"tensorflow": "2.17+ptx", "driver_version": "535.261.03", "gpus": ["9.0"], "overrides": overrides}
+    )
+    assert len(conflicts) == 1 and "cannot JIT newer PTX" in conflicts[0]
 
 
 def test_gpu_raises_driver_floor() -> None:
@@ -599,9 +621,7 @@ def test_bad_inputs(request_: Dict[str, Any], needle: Optional[str]) -> None:
 
 def test_cudnn_outside_cuda_range() -> None:
     conflicts = conflicts_of({"tensorflow": "2.11", "cuda": "11.8", "cudnn": "8.1.0", "build_from_source": True})
-    assert conflicts == [
-        "cuDNN 8.1.0 supports CUDA 11.0-11.2, not CUDA 11.8; use a cuDNN built for CUDA 11.8 (e.g. 8.1.0)."
-    ]
+    assert conflicts == ["cuDNN 8.1.0 supports CUDA 11.0-11.2, not CUDA 11.8; use cuDNN 8.6.0."]
 
 
 def test_pinned_wheel_ignores_host_cudnn_with_note() -> None:

@@ -211,3 +211,45 @@ def test_compare_figures_flags_only_drops_beyond_pct() -> None:
     regressions = v.compare_figures(current, previous, 20.0)
     assert [r["figure"] for r in regressions] == ["b"]
     assert regressions[0]["change_pct"] == -50.0
+
+
+# nvidia-smi shows GH200's host link as a narrow PCIe link (x1 here, as in issue 15's capture); its host
+# copies cross NVLink-C2C, 900 GB/s both ways (NVIDIA GH200 datasheet).
+GH200_FACTS = {"pci_device_id": "2342", "name": "NVIDIA GH200 480GB", "pcie_gen_max": 5, "pcie_width_max": 1}
+
+
+def test_gh200_host_copies_are_judged_against_nvlink_c2c() -> None:
+    raw = {"index": 0, "checks": {"h2d": {"gbs": 200.0, "pinned": True}, "d2h": {"gbs": 400.0, "pinned": True}}}
+    judged = v.judge_gpu(raw, GH200_FACTS, GPUS, TH)
+    assert judged["link"]["gbs"] == 450.0
+    assert "NVLink-C2C" in judged["link"]["basis"]
+    assert judged["checks"]["h2d"]["status"] == "fail"
+    assert judged["checks"]["d2h"]["status"] == "pass"
+    assert judged["checks"]["h2d"]["fraction"] < 0.5
+
+
+def _one_check(spec_name: str, check: str, raw: Dict[str, Any]) -> Dict[str, Any]:
+    return v.judge_gpu({"index": 0, "checks": {check: raw}}, {"name": spec_name}, GPUS, TH)["checks"][check]
+
+
+@pytest.mark.parametrize(
+    ("spec_name", "check", "raw", "status", "flagged"),
+    [
+        # B200's fp32 peak is [U]: a slow figure is a warning that says so, never a fail.
+        ("NVIDIA B200", "matmul_fp32", {"tflops": 10.0, "max_rel_err": 1e-6}, "warn", True),
+        ("NVIDIA B200", "matmul_fp32", {"tflops": 70.0, "max_rel_err": 1e-6}, "pass", True),
+        # B200's bf16 peak is verified: a slow figure fails as before.
+        ("NVIDIA B200", "matmul_bf16", {"tflops": 100.0, "max_rel_err": 1e-4}, "fail", False),
+        # A numerical mismatch is not computed from the spec: it fails whatever the row says.
+        ("NVIDIA B200", "matmul_fp32", {"tflops": 70.0, "max_rel_err": 0.5}, "fail", False),
+        ("NVIDIA H20", "memory_bw", {"gbs": 100.0, "bytes": 1, "copy_ok": True}, "warn", True),
+        ("NVIDIA A30", "memory_bw", {"gbs": 100.0, "bytes": 1, "copy_ok": True}, "fail", False),
+    ],
+)
+def test_unverified_spec_gives_at_most_warn(
+    spec_name: str, check: str, raw: Dict[str, Any], status: str, flagged: bool
+) -> None:
+    entry = _one_check(spec_name, check, raw)
+    assert entry["status"] == status
+    assert bool(entry.get("spec_unverified")) == flagged
+    assert ("unverified [U]" in entry["reason"]) == flagged

@@ -23,6 +23,8 @@ def host(monkeypatch: pytest.MonkeyPatch) -> List[List[str]]:
 
     def run_command(self: Any, cmd: List[str], **kwargs: Any) -> Tuple[int, str, str]:
         calls.append(cmd)
+        if cmd[0].endswith("/timeout"):
+            cmd = cmd[4:]
         if len(cmd) == 1:
             return 0, "| NVIDIA-SMI 535.183.01   Driver Version: 535.183.01   CUDA Version: 12.2 |", ""
         return 0, csv, ""
@@ -41,7 +43,9 @@ def test_reads_every_gpu(run_module: Runner, host: List[List[str]]) -> None:
     assert result["driver_version"] == "535.183.01"
     assert result["cuda_driver_version"] == "12.2"
     assert result["gpus"][6]["mig_mode"] == "enabled"
-    assert host[0][1].startswith("--query-gpu=index,uuid,name,pci.bus_id")
+    # Every command runs under coreutils timeout: a hung GPU must not hang the play.
+    assert all(cmd[:4] == ["/usr/bin/timeout", "-k", "5", str(_gpu_info.COMMAND_TIMEOUT_S)] for cmd in host)
+    assert host[0][5].startswith("--query-gpu=index,uuid,name,pci.bus_id")
 
 
 @pytest.mark.parametrize(

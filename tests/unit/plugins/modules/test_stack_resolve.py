@@ -80,3 +80,28 @@ def test_bad_type_is_rejected_by_argument_spec(run_module: RunModule) -> None:
 
 def test_argument_spec_matches_resolver_keys() -> None:
     assert set(stack_resolve.ARGUMENT_SPEC) == set(REQUEST_KEYS)
+
+
+@pytest.mark.parametrize(
+    ("args", "needles"),
+    [
+        ({"driver_version": "banana"}, ["driver_version 'banana' is not a version"]),
+        ({"cudnn": "banana"}, ["cudnn 'banana' is not a version"]),
+        # YAML reads an unquoted 2.10 as the float 2.1; the module's str option keeps "2.1".
+        ({"tensorflow": 2.1}, ["TensorFlow '2.1' is not in the matrix", "'2.10' in quotes"]),
+        (
+            {"gpus": ["x"], "overrides": {"gpus": [{"name": "x", "compute_capability": "8"}]}},
+            ["overrides.gpus row 'x' has compute_capability: '8'"],
+        ),
+        (
+            {"tensorflow": "f", "overrides": {"tensorflow": [{"version": "f", "based_on": "2.21", "python": "3.12"}]}},
+            ["overrides.tensorflow row 'f' has python: '3.12'"],
+        ),
+    ],
+)
+def test_bad_values_fail_with_a_sentence(run_module: RunModule, args: Dict[str, Any], needles: List[str]) -> None:
+    failed, result = run_module(stack_resolve.main, args)
+    assert failed
+    assert "exception" not in result
+    for needle in needles:
+        assert needle in result["msg"], result["msg"]

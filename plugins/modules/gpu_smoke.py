@@ -262,7 +262,7 @@ import time
 from typing import Any, Dict, List, Optional
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpulab.dlstack.plugins.module_utils import _smoke, _verdict
+from ansible_collections.gpulab.dlstack.plugins.module_utils import _smoke, _validate, _verdict
 from ansible_collections.gpulab.dlstack.plugins.module_utils._gpu_info import gather
 
 try:
@@ -320,9 +320,11 @@ def main() -> None:
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     started = time.monotonic()
     params = module.params
-    python, result = _smoke.start(module, ("time_budget",))
     thresholds = dict(_verdict.DEFAULT_THRESHOLDS)
     thresholds.update({k: v for k, v in (params["thresholds"] or {}).items() if v is not None})
+    problems = _smoke.threshold_problems(thresholds, params["thresholds"])
+    problems += _validate.gpu_rows("peaks", params["peaks"])
+    python, result = _smoke.start(module, ("time_budget", "matmul_size", "memory_mib", "copy_mib"), problems)
     specs = _verdict.merge_specs(params["peaks"])
 
     def run(cmd: List[str]) -> Any:

@@ -90,10 +90,46 @@ missing:
 import datetime
 import json
 import os
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpulab.dlstack.plugins.module_utils import _report
+from ansible_collections.gpulab.dlstack.plugins.module_utils import _report, _validate
+from ansible_collections.gpulab.dlstack.plugins.module_utils._validate import Range
+
+SLOW_PCT = Range(0, 99, "percent below the fleet median")
+
+
+def option_problems(params: Dict[str, Any]) -> List[str]:
+    """Problems with src, hosts and slow_pct, found before any file is read."""
+    problems = _validate.directory("src", params["src"], "the verify role's verify_report_dir")
+    problems += _validate.host_names("hosts", params["hosts"])
+    problems += _validate.number("slow_pct", params["slow_pct"], SLOW_PCT, "default 10")
+    return problems
+
+
+def read_records(src: str, hosts: List[str]) -> Tuple[List[Dict[str, Any]], List[str], List[str]]:
+    """(records, hosts without latest.json, problems) for the hosts' latest.json files under src."""
+    records: List[Dict[str, Any]] = []
+    missing: List[str] = []
+    problems: List[str] = []
+    fix = "re-run the verify role on {} (gpulab.dlstack.verify_store writes it) or delete the file"
+    for host in hosts:
+        path = os.path.join(src, host, "latest.json")
+        try:
+            with open(path) as handle:
+                record = json.load(handle)
+        except FileNotFoundError:
+            missing.append(host)
+            continue
+        except (OSError, ValueError) as exc:
+            problems.append(f"hosts entry {host}: {path} cannot be read as JSON ({exc}); {fix.format(host)}.")
+            continue
+        found = _validate.host_record(path, record, host)
+        if found:
+            problems += _validate.fix_for(found, fix.format(host))
+        else:
+            records.append(record)
+    return records, missing, problems
 
 
 def main() -> None:
@@ -106,15 +142,9 @@ def main() -> None:
         supports_check_mode=True,
     )
     src = module.params["src"]
-    records: List[Dict[str, Any]] = []
-    missing: List[str] = []
-    for host in module.params["hosts"]:
-        path = os.path.join(src, host, "latest.json")
-        try:
-            with open(path) as handle:
-                records.append(json.load(handle))
-        except (OSError, ValueError):
-            missing.append(host)
+    _validate.fail_on(module, option_problems(module.params))
+    records, missing, problems = read_records(src, module.params["hosts"])
+    _validate.fail_on(module, problems)
     stats = _report.fleet_stats(records, module.params["slow_pct"])
     _report.apply_fleet(records, stats)
     generated = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

@@ -196,7 +196,7 @@ def main() -> None:
     )
     started = time.monotonic()
     params = module.params
-    python, result = _smoke.start(module, ("time_budget", "size", "steps"))
+    python, result = _smoke.start(module, ("time_budget", "size", "steps", "rtol", "atol"))
 
     def finish() -> None:
         _smoke.finish(module, result, started, "The XLA check did not pass.")

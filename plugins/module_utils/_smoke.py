@@ -167,7 +167,7 @@ def start(module: Any, options: Tuple[str, ...], extra: Optional[List[str]] = No
     python = params["python"] or default_python()
     problems = [p for p in [check_python(python)] if p]
     for key in options:
-        problems += _validate.number(key, params[key], LIMITS[key], "default {:g}".format(default_of(module, key)))
+        problems += _validate.number(key, params[key], LIMITS[key], f"default {default_of(module, key):g}")
     problems += _validate.dest_file("dest", params.get("dest"), "/var/lib/dlstack/verify/result.json")
     problems += extra or []
     _validate.fail_on(module, problems)
@@ -183,9 +183,9 @@ def start(module: Any, options: Tuple[str, ...], extra: Optional[List[str]] = No
     return python, result
 
 
-def threshold_problems(merged: Dict[str, float], given: Optional[Dict[str, Any]]) -> List[str]:
-    """Thresholds in range and in order (warn at or below pass); `given` is what the user set."""
-    return _validate.thresholds_problems(merged, given or {}, THRESHOLD_LIMITS, THRESHOLD_PAIRS)
+def threshold_problems(merged: Dict[str, float], defaults: Dict[str, float]) -> List[str]:
+    """Thresholds in range and in order (warn at or below pass)."""
+    return _validate.thresholds_problems(merged, defaults, THRESHOLD_LIMITS, THRESHOLD_PAIRS)
 
 
 def default_of(module: Any, key: str) -> float:

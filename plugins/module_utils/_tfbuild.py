@@ -105,11 +105,11 @@ OPTION_DEFAULTS: Dict[str, Any] = {
 
 # Accepted values of the numeric inputs (the build host's facts and the resource options).
 INPUT_LIMITS: Dict[str, Range] = {
-    "cores": Range(1, 4096, "CPU cores (ansible_facts['processor_vcpus'])", integer=True),
-    "memory_mb": Range(1, 1 << 24, "MB (ansible_facts['memtotal_mb'])", integer=True),
+    "cores": Range(1, 4096, "CPU cores, from ansible_facts['processor_vcpus']", integer=True),
+    "memory_mb": Range(1, 1 << 24, "MB, from ansible_facts['memtotal_mb']", integer=True),
     "disk_free_gb": Range(0, 1 << 20, "GB"),
     "min_disk_gb": Range(0, 1 << 20, "GB"),
-    "jobs": Range(0, 4096, "Bazel jobs (0 derives it from cores and memory)", integer=True),
+    "jobs": Range(0, 4096, "Bazel jobs; 0 derives it from cores and memory", integer=True),
     "ram_mb_per_job": Range(1, 1 << 20, "MB", integer=True),
     "reserve_ram_mb": Range(0, 1 << 20, "MB", integer=True),
     "progress_rate_limit": Range(1, 86400, "seconds", integer=True),
@@ -153,7 +153,9 @@ def stack_problems(stack: Any) -> List[str]:
 def input_problems(stack: Any, host: Mapping[str, Any], options: Mapping[str, Any]) -> List[str]:
     """Every problem with the inputs that must stop the plan before anything else is computed."""
     problems = stack_problems(stack)
-    problems += _validate.numbers(host, {k: v for k, v in INPUT_LIMITS.items() if k in ("cores", "memory_mb", "disk_free_gb")})
+    problems += _validate.numbers(
+        host, {k: v for k, v in INPUT_LIMITS.items() if k in ("cores", "memory_mb", "disk_free_gb")}
+    )
     problems += _validate.numbers(options, {k: v for k, v in INPUT_LIMITS.items() if k in options})
     extra_env = options.get("extra_env")
     if extra_env is not None and not isinstance(extra_env, Mapping):
@@ -365,8 +367,8 @@ def configure_env(stack: Mapping[str, Any], options: Mapping[str, Any], ccs: Lis
     if multiline:
         raise BuildPlanError(
             [
-                "configure variables {} span several lines (python_bin, paths or extra_env); give each value on "
-                "one line.".format(", ".join(multiline))
+                "The configure environment has values on several lines ({}); give python_bin, the paths and "
+                "extra_env values on one line.".format(", ".join(multiline))
             ]
         )
     empty = sorted(k for k, v in env.items() if v == "")

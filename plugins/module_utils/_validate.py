@@ -65,7 +65,7 @@ def is_number(value: Any) -> bool:
 
 
 def _bound(value: float) -> str:
-    return f"{value:g}"
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
 def expected(limits: Range, hint: str = "") -> str:
@@ -92,28 +92,23 @@ def number(name: str, value: Any, limits: Range, hint: str = "") -> List[str]:
     return []
 
 
-def numbers(params: Mapping[str, Any], limits: Mapping[str, Range], prefix: str = "") -> List[str]:
+def numbers(params: Mapping[str, Any], limits: Mapping[str, Range]) -> List[str]:
     """number() over several options; each name is looked up in params."""
     problems: List[str] = []
     for name, rng in limits.items():
-        problems += number(prefix + name, params.get(name), rng)
+        problems += number(name, params.get(name), rng)
     return problems
 
 
 def ordered(
-    low_name: str, low: float, high_name: str, high: float, given: Sequence[str], meaning: str
+    low_name: str, low: float, high_name: str, high: float, *, defaults: Sequence[float], meaning: str
 ) -> List[str]:
-    """[] when low <= high; else a sentence naming both values and which of them are defaults."""
+    """[] when low <= high; else a sentence naming both values and their defaults."""
     if low <= high:
         return []
-
-    def label(name: str, value: float) -> str:
-        default = "" if name.rsplit(".", 1)[-1] in given else " (the default)"
-        return f"{name}={_bound(value)}{default}"
-
     return [
-        f"{label(low_name, low)} is above {label(high_name, high)}, {meaning}; set {low_name} at or below "
-        f"{high_name}."
+        f"{low_name}={_bound(low)} is above {high_name}={_bound(high)}, {meaning}; set {low_name} at or below "
+        f"{high_name} (defaults {_bound(defaults[0])} and {_bound(defaults[1])})."
     ]
 
 
@@ -141,7 +136,7 @@ def host_names(name: str, hosts: Sequence[Any]) -> List[str]:
     """Inventory names that can be path components of a reports directory, each listed once."""
     problems: List[str] = []
     if not hosts:
-        return [f"{name} is empty; list the hosts to report on, e.g. {name}: \"{{{{ ansible_play_hosts }}}}\"."]
+        return [f'{name} is empty; list the hosts to report on, e.g. {name}: "{{{{ ansible_play_hosts }}}}".']
     seen = set()
     for host in hosts:
         text = str(host)
@@ -167,7 +162,7 @@ def timestamp(name: str, value: Optional[str]) -> List[str]:
     """[] when value is unset or a real UTC time written YYYYMMDDTHHMMSSZ."""
     if value is None:
         return []
-    fix = f"write it as YYYYMMDDTHHMMSSZ (e.g. 20261130T090000Z) or leave it out for now"
+    fix = "write it as YYYYMMDDTHHMMSSZ (e.g. 20261130T090000Z) or leave it out for now"
     if not TIMESTAMP.match(str(value)):
         return [f"{name}={show(value)} is not a UTC timestamp; {fix}."]
     try:
@@ -275,9 +270,7 @@ def env_names(name: str, env: Mapping[Any, Any]) -> List[str]:
                 "underscores, not starting with a digit (e.g. TF_CUDA_PATHS)."
             )
         elif value is None or isinstance(value, (dict, list, tuple)):
-            problems.append(
-                f"{name}.{key} is {kind(value)}; give a string, number or boolean (configure reads text)."
-            )
+            problems.append(f"{name}.{key} is {kind(value)}; give a string, number or boolean (configure reads text).")
         elif any(ch in str(value) for ch in "\n\r\0"):
             problems.append(f"{name}.{key}={show(value)} spans several lines; give it on one line.")
     return problems
@@ -304,21 +297,22 @@ def fail_on(module: Any, problems: Sequence[str]) -> None:
 
 
 def thresholds_problems(
-    merged: Mapping[str, float], given: Mapping[str, Any], limits: Mapping[str, Range], pairs: Dict[str, str]
+    merged: Mapping[str, float], defaults: Mapping[str, float], limits: Mapping[str, Range], pairs: Dict[str, str]
 ) -> List[str]:
     """Every threshold within its range, and each warn fraction at or below its pass fraction."""
-    problems = numbers(merged, limits, prefix="thresholds.")
+    problems: List[str] = []
+    for name, rng in limits.items():
+        problems += number(f"thresholds.{name}", merged.get(name), rng, f"default {_bound(defaults[name])}")
     if problems:
         return problems
-    set_by_user = [k for k, v in given.items() if v is not None]
     for warn, passing in pairs.items():
         problems += ordered(
             f"thresholds.{warn}",
             merged[warn],
             f"thresholds.{passing}",
             merged[passing],
-            set_by_user,
-            "so a check would fail before it could warn",
+            defaults=(defaults[warn], defaults[passing]),
+            meaning="so a check would fail before it could warn",
         )
     return problems
 

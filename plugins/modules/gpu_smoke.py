@@ -322,7 +322,7 @@ def main() -> None:
     params = module.params
     thresholds = dict(_verdict.DEFAULT_THRESHOLDS)
     thresholds.update({k: v for k, v in (params["thresholds"] or {}).items() if v is not None})
-    problems = _smoke.threshold_problems(thresholds, params["thresholds"])
+    problems = _smoke.threshold_problems(thresholds, _verdict.DEFAULT_THRESHOLDS)
     problems += _validate.gpu_rows("peaks", params["peaks"])
     python, result = _smoke.start(module, ("time_budget", "matmul_size", "memory_mib", "copy_mib"), problems)
     specs = _verdict.merge_specs(params["peaks"])

@@ -126,7 +126,7 @@ def read_records(src: str, hosts: List[str]) -> Tuple[List[Dict[str, Any]], List
             continue
         found = _validate.host_record(path, record, host)
         if found:
-            problems += _validate.fix_for(found, fix.format(host))
+            problems += _validate.fix_for([f"hosts entry {host}: {p}" for p in found], fix.format(host))
         else:
             records.append(record)
     return records, missing, problems

@@ -100,7 +100,7 @@ from ansible_collections.gpulab.dlstack.plugins.module_utils._validate import Ra
 BOOKKEEPING = ("invocation", "changed", "failed", "warnings", "deprecations", "_ansible_no_log")
 LIMITS = {
     "regression_pct": Range(0, 99, "percent drop since the previous run"),
-    "keep": Range(1, 100000, "timestamped copies (the one written now included)", integer=True),
+    "keep": Range(1, 100000, "timestamped copies, the one written now included", integer=True),
 }
 
 
@@ -115,9 +115,10 @@ def option_problems(params: Dict[str, Any]) -> List[str]:
     """Problems with every option, found before anything is read or written."""
     problems: List[str] = []
     if not str(params["host"]).strip():
-        problems.append("host is empty; give the host's inventory name, e.g. host: \"{{ inventory_hostname }}\".")
+        problems.append('host is empty; give the host\'s inventory name, e.g. host: "{{ inventory_hostname }}".')
     problems += _validate.directory("dir", params["dir"], "/var/lib/dlstack/verify")
-    problems += _validate.numbers(params, LIMITS)
+    for name, hint in (("regression_pct", "default 10"), ("keep", "default 20")):
+        problems += _validate.number(name, params[name], LIMITS[name], hint)
     problems += _validate.timestamp("timestamp", params["timestamp"])
     shape = _validate.module_results("results", params["results"])
     problems += _validate.fix_for(
@@ -142,7 +143,9 @@ def previous_record(module: Any, path: str) -> Optional[Dict[str, Any]]:
         return None
     figures = previous.get("figures", {})
     if not isinstance(figures, dict):
-        module.warn(f"{path} has figures that are {_validate.kind(figures)}; it is replaced and no regressions are computed.")
+        module.warn(
+            f"{path} has figures that are {_validate.kind(figures)}; it is replaced and no regressions are computed."
+        )
         return None
     return previous
 

@@ -31,6 +31,12 @@ NAN, INF = math.nan, math.inf
 SMOKE = {"gpu_smoke": gpu_smoke, "xla_smoke": xla_smoke, "trt_smoke": trt_smoke}
 
 
+def ids(cases: List[Tuple[Any, ...]]) -> List[str]:
+    """Test ids: the start of each expected message (what was wrong)."""
+    prefix = [f"{case[0]}: " if isinstance(case[0], str) else "" for case in cases]
+    return [p + str(case[-1]).split(";")[0].replace("{tmp}/", "")[:80] for p, case in zip(prefix, cases)]
+
+
 def fill(value: Any, tmp: Path) -> Any:
     """Replace {tmp} in strings, lists and dicts with the temporary directory."""
     if isinstance(value, str):
@@ -280,7 +286,7 @@ SMOKE_CASES: List[Tuple[str, Dict[str, Any], str]] = [
 
 
 @pytest.mark.usefixtures("untouched")
-@pytest.mark.parametrize(("name", "args", "message"), SMOKE_CASES)
+@pytest.mark.parametrize(("name", "args", "message"), SMOKE_CASES, ids=ids(SMOKE_CASES))
 def test_smoke_modules_refuse(
     run_module: Runner, tmp_path: Path, name: str, args: Dict[str, Any], message: str
 ) -> None:
@@ -463,7 +469,7 @@ STACK_CASES: List[Tuple[Dict[str, Any], str]] = [
 ]
 
 
-@pytest.mark.parametrize(("args", "build", "message"), PLAN_CASES)
+@pytest.mark.parametrize(("args", "build", "message"), PLAN_CASES, ids=ids(PLAN_CASES))
 def test_tf_build_plan_refuses(
     run_module: Runner, stack: Dict[str, Any], args: Dict[str, Any], build: Dict[str, Any], message: str
 ) -> None:
@@ -474,7 +480,7 @@ def test_tf_build_plan_refuses(
     assert result["msg"] == "The TensorFlow build cannot start (1 problem): (1) " + message
 
 
-@pytest.mark.parametrize(("stack_value", "message"), STACK_CASES)
+@pytest.mark.parametrize(("stack_value", "message"), STACK_CASES, ids=ids(STACK_CASES))
 def test_tf_build_plan_refuses_a_stack_that_is_not_resolved(
     run_module: Runner, stack_value: Dict[str, Any], message: str
 ) -> None:
@@ -645,7 +651,7 @@ REPORT_CASES: List[Tuple[Dict[str, Any], Dict[str, Any], str]] = [
 ]
 
 
-@pytest.mark.parametrize(("files", "args", "message"), REPORT_CASES)
+@pytest.mark.parametrize(("files", "args", "message"), REPORT_CASES, ids=ids(REPORT_CASES))
 def test_verify_report_refuses(
     run_module: Runner, tmp_path: Path, files: Dict[str, Any], args: Dict[str, Any], message: str
 ) -> None:
@@ -785,7 +791,7 @@ STORE_CASES: List[Tuple[Dict[str, Any], str]] = [
 ]
 
 
-@pytest.mark.parametrize(("args", "message"), STORE_CASES)
+@pytest.mark.parametrize(("args", "message"), STORE_CASES, ids=ids(STORE_CASES))
 def test_verify_store_refuses(run_module: Runner, tmp_path: Path, args: Dict[str, Any], message: str) -> None:
     state = tmp_path / "state"
     (tmp_path / "file").write_text("not a directory\n")
@@ -809,7 +815,8 @@ def test_verify_store_never_prunes_the_copy_it_returns(run_module: Runner, tmp_p
 
 def test_verify_store_replaces_a_previous_record_it_cannot_compare(run_module: Runner, tmp_path: Path) -> None:
     (tmp_path / "latest.json").write_text(json.dumps({"host": "gpu01", "figures": [1, 2]}))
-    args = {"host": "gpu01", "dir": str(tmp_path), "timestamp": "20261130T090000Z", "results": {}}
+    smoke = {"verdict": "pass", "checks": {"matmul_bf16": {"status": "pass", "value": 780.0}}}
+    args = {"host": "gpu01", "dir": str(tmp_path), "timestamp": "20261130T090000Z", "results": {"gpu_smoke": smoke}}
     failed, result = run_module(verify_store.main, args)
     assert not failed, result
     assert result["record"]["regressions"] == []

@@ -29,18 +29,15 @@ def render(plan: Dict[str, Any]) -> str:
         trim_blocks=True,
     )
     env.filters.update(quote=quote, bool=to_bool, dirname=os.path.dirname)
-    return (
-        env.get_template("build.sh.j2")
-        .render(
-            ansible_managed="Ansible managed",
-            __tensorflow_build_release="2.17",
-            __tensorflow_build_plan=plan,
-            __tensorflow_build_log="/tmp/build.log",
-            __tensorflow_build_rc_file="/tmp/build.rc",
-            __tensorflow_build_src="/tmp/src",
-            tensorflow_build_dir="/tmp/tfbuild",
-            tensorflow_build_shutdown_server=False,
-        )
+    return env.get_template("build.sh.j2").render(
+        ansible_managed="Ansible managed",
+        __tensorflow_build_release="2.17",
+        __tensorflow_build_plan=plan,
+        __tensorflow_build_log="/tmp/build.log",
+        __tensorflow_build_rc_file="/tmp/build.rc",
+        __tensorflow_build_src="/tmp/src",
+        tensorflow_build_dir="/tmp/tfbuild",
+        tensorflow_build_shutdown_server=False,
     )
 
 

@@ -27,7 +27,8 @@ from ansible_collections.gpulab.dlstack.plugins.modules import (
 )
 
 Runner = Callable[..., Tuple[bool, Dict[str, Any]]]
-NAN, INF = math.nan, math.inf
+NAN = math.nan
+INF = math.inf
 SMOKE = {"gpu_smoke": gpu_smoke, "xla_smoke": xla_smoke, "trt_smoke": trt_smoke}
 
 

@@ -55,22 +55,26 @@ options:
     description:
       - Seconds of measurement for all GPUs together; loops shorten to fit. Interpreter start and
         framework import come on top (up to 240 s more before the workload is stopped).
+      - Above 0 and at most 86400; C(nan), C(inf) and other values are refused.
     type: float
     default: 60
   matmul_size:
-    description: Side of the square matrices (GPUs under 12 GiB use at most 4096).
+    description: Side of the square matrices (GPUs under 12 GiB use at most 4096), 256 to 65536.
     type: int
     default: 8192
   memory_mib:
-    description: Size of the buffer the device copy kernel reads and writes.
+    description: Size of the buffer the device copy kernel reads and writes, 1 to 262144.
     type: int
     default: 1024
   copy_mib:
-    description: Size of the pinned host buffer for host/device copies.
+    description: Size of the pinned host buffer for host/device copies, 1 to 65536.
     type: int
     default: 256
   thresholds:
-    description: Fractions of spec that pass or warn; below the warn fraction a check fails.
+    description:
+      - Fractions of spec that pass or warn; below the warn fraction a check fails.
+      - Pass fractions are above 0 and at most 1, warn fractions 0 to 1 and at or below their pass fraction;
+        other values are refused before anything runs.
     type: dict
     default: {}
     suboptions:
@@ -115,6 +119,7 @@ options:
       - Keys as in the table, for example C(name), C(aliases), C(pci_device_ids) (4 hex digits),
         C(compute_capability), C(peak_tflops) (C(fp32), C(tf32), C(bf16), C(fp16)),
         C(mem_bw_gbs), C(pcie_gen), C(source).
+      - Each row needs C(name) or C(pci_device_ids); peaks must be positive numbers.
     type: list
     elements: dict
     default: []

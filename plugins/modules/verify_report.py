@@ -14,6 +14,9 @@ description:
   - Reads C(<src>/<host>/latest.json) for every host in O(hosts), compares each figure with the
     fleet median, flags hosts more than O(slow_pct) percent below it and writes C(fleet.md) and
     C(fleet.html) (inline CSS and SVG chart, nothing fetched) into O(src).
+  - A C(latest.json) that is not a host record as M(gpulab.dlstack.verify_store) writes it (not JSON,
+    not an object, without C(host) or C(verdict), of another host, figures that are not numbers) fails the
+    task with the file and the fix; nothing is written then.
 author:
   - gpulab.dlstack maintainers (!UNKNOWN)
 extends_documentation_fragment:
@@ -31,12 +34,14 @@ options:
     type: path
     required: true
   hosts:
-    description: Hosts to include; their C(latest.json) must exist.
+    description:
+      - Hosts to include; a host without C(latest.json) is listed in RV(missing).
+      - Inventory names, each once; an entry with a C(/), C(..) or surrounding spaces is refused.
     type: list
     elements: str
     required: true
   slow_pct:
-    description: Percent below the fleet median that flags a host.
+    description: Percent below the fleet median that flags a host, 0 to 99.
     type: float
     default: 10
 """

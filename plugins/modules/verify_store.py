@@ -27,7 +27,9 @@ attributes:
     support: none
 options:
   results:
-    description: Registered results of the verification modules, keyed by module name.
+    description:
+      - Registered results of the verification modules, keyed by module name (C(gpu_info), C(gpu_smoke),
+        C(xla_smoke), C(trt_smoke)); other keys and results of the wrong shape are refused.
     type: dict
     required: true
   host:
@@ -39,11 +41,11 @@ options:
     type: path
     default: /var/lib/dlstack/verify
   regression_pct:
-    description: Percent drop of a figure since the previous run that is flagged.
+    description: Percent drop of a figure since the previous run that is flagged, 0 to 99.
     type: float
     default: 10
   keep:
-    description: Timestamped copies to keep.
+    description: Timestamped copies to keep, the one written by this run included; at least 1.
     type: int
     default: 20
   timestamp:

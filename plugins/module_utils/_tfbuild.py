@@ -132,18 +132,16 @@ def stack_problems(stack: Any) -> List[str]:
         problems.append(f"stack.build.env is {_validate.kind(env)}, not a dict of configure variables; {_STACK_FIX}.")
     elif env:
         problems += _validate.env_names("stack.build.env", env)
-    for key in ("bazel_flags",):
-        value = build.get(key)
-        if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
-            problems.append(f"stack.build.{key} is {_validate.kind(value)}, not a list of strings; {_STACK_FIX}.")
+    flags = build.get("bazel_flags")
+    if flags is not None and not (isinstance(flags, list) and all(isinstance(f, str) for f in flags)):
+        problems.append(f"stack.build.bazel_flags is {_validate.kind(flags)}, not a list of strings; {_STACK_FIX}.")
     for key in ("bazel_target", "wheel_dir", "era"):
         value = build.get(key)
         if value is not None and not isinstance(value, str):
             problems.append(f"stack.build.{key} is {_validate.kind(value)}, not a string; {_STACK_FIX}.")
-    for key in ("compute_capabilities",):
-        value = stack.get(key)
-        if value is not None and not isinstance(value, list):
-            problems.append(f"stack.{key} is {_validate.kind(value)}, not a list; {_STACK_FIX}.")
+    ccs = stack.get("compute_capabilities")
+    if ccs is not None and not isinstance(ccs, list):
+        problems.append(f"stack.compute_capabilities is {_validate.kind(ccs)}, not a list; {_STACK_FIX}.")
     resources = stack.get("resources")
     if resources is not None and not isinstance(resources, Mapping):
         problems.append(f"stack.resources is {_validate.kind(resources)}, not a dict; {_STACK_FIX}.")
@@ -169,9 +167,12 @@ def input_problems(stack: Any, host: Mapping[str, Any], options: Mapping[str, An
                 f"extra_bazel_flags entry {_validate.show(text)} is not a Bazel build flag; write each as "
                 "--name or --name=value on one line."
             )
-    fleet = options.get("fleet_cpu_flags") or []
-    if not all(isinstance(flags, list) for flags in fleet):
-        problems.append("fleet_cpu_flags must be a list of lists (one list of /proc/cpuinfo flags per host).")
+    for position, flags in enumerate(options.get("fleet_cpu_flags") or []):
+        if not isinstance(flags, list):
+            problems.append(
+                f"fleet_cpu_flags[{position}] is {_validate.kind(flags)}, not a list; give one list of "
+                "/proc/cpuinfo flags per host."
+            )
     return problems
 
 

@@ -71,7 +71,12 @@ def test_summary_numbers_several_problems() -> None:
 
 def test_tfbuild_input_problems_list_every_problem() -> None:
     found = input_problems({"build": {"env": {}}}, {"cores": -4, "memory_mb": 0}, {"jobs": -3, "extra_env": {"A B": 1}})
-    assert [p.split("=")[0].split(" ")[0] for p in found] == ["cores", "memory_mb", "jobs", "extra_env"]
+    assert [p.split("=", maxsplit=1)[0].split(" ", maxsplit=1)[0] for p in found] == [
+        "cores",
+        "memory_mb",
+        "jobs",
+        "extra_env",
+    ]
 
 
 def test_build_plan_refuses_before_reading_the_stack() -> None:

@@ -35,7 +35,7 @@ SMOKE = {"gpu_smoke": gpu_smoke, "xla_smoke": xla_smoke, "trt_smoke": trt_smoke}
 def ids(cases: List[Tuple[Any, ...]]) -> List[str]:
     """Test ids: the start of each expected message (what was wrong)."""
     prefix = [f"{case[0]}: " if isinstance(case[0], str) else "" for case in cases]
-    return [p + str(case[-1]).split(";")[0].replace("{tmp}/", "")[:80] for p, case in zip(prefix, cases)]
+    return [p + str(case[-1]).split(";", maxsplit=1)[0].replace("{tmp}/", "")[:80] for p, case in zip(prefix, cases)]
 
 
 def fill(value: Any, tmp: Path) -> Any:

@@ -10,6 +10,8 @@ import sys
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
+from ansible_collections.gpulab.dlstack.plugins.module_utils import _validate
+from ansible_collections.gpulab.dlstack.plugins.module_utils._validate import Range
 from ansible_collections.gpulab.dlstack.plugins.module_utils._verdict import gpu_requirement, unavailable
 from ansible_collections.gpulab.dlstack.plugins.module_utils._workloads import SCRIPTS
 
@@ -22,6 +24,30 @@ WORKLOAD_ENV: Dict[str, str] = {
 }
 # Seconds allowed on top of the time budget for interpreter start, framework import and device setup.
 STARTUP_ALLOWANCE = 240
+# Accepted option values: a budget beyond a day or a buffer beyond the largest GPU is a typo, not a test.
+LIMITS: Dict[str, Range] = {
+    "time_budget": Range(0, 86400, "seconds", low_open=True),
+    "matmul_size": Range(256, 65536, "matrix side", integer=True),
+    "memory_mib": Range(1, 262144, "MiB", integer=True),
+    "copy_mib": Range(1, 65536, "MiB", integer=True),
+    "size": Range(1, 32768, "tensor side", integer=True),
+    "steps": Range(1, 1000, "rounds", integer=True),
+    "rtol": Range(0, 1, "relative tolerance"),
+    "atol": Range(0, 1, "absolute tolerance"),
+    "batch": Range(1, 65536, "rows", integer=True),
+}
+THRESHOLD_LIMITS: Dict[str, Range] = {
+    "matmul_pass": Range(0, 1, "fraction of spec", low_open=True),
+    "matmul_warn": Range(0, 1, "fraction of spec"),
+    "memory_pass": Range(0, 1, "fraction of spec", low_open=True),
+    "memory_warn": Range(0, 1, "fraction of spec"),
+    "pcie_pass": Range(0, 1, "fraction of the link rate", low_open=True),
+    "pcie_warn": Range(0, 1, "fraction of the link rate"),
+    "spread_pct": Range(0, 100, "percent"),
+    "sustain_warn": Range(0, 1, "fraction of the fastest round"),
+}
+# Each warn fraction (below it a check fails) must be at or below its pass fraction.
+THRESHOLD_PAIRS = {"matmul_warn": "matmul_pass", "memory_warn": "memory_pass", "pcie_warn": "pcie_pass"}
 
 
 def default_python() -> str:
@@ -150,16 +176,20 @@ def set_unavailable(result: Dict[str, Any], needed: Dict[str, Any], reason: str)
     result["reason"] = outcome["reason"]
 
 
-def start(module: Any, positive: Tuple[str, ...]) -> Tuple[str, Dict[str, Any]]:
-    """Check the parameters every smoke module shares; return the interpreter and a result that says nothing ran."""
+def start(module: Any, options: Tuple[str, ...], extra: Optional[List[str]] = None) -> Tuple[str, Dict[str, Any]]:
+    """Check the parameters every smoke module shares; return the interpreter and a result that says nothing ran.
+
+    `options` names the numeric options of the module (checked against LIMITS); `extra` holds the
+    module's own problems. All problems fail the module together, before anything is read or run.
+    """
     params = module.params
     python = params["python"] or default_python()
-    problem = check_python(python)
-    if problem:
-        module.fail_json(msg=problem)
-    if any(params[key] <= 0 for key in positive):
-        got = ", ".join(f"{key}={params[key]}" for key in positive)
-        module.fail_json(msg="{} must be positive; got {}.".format(", ".join(positive), got))
+    problems = [p for p in [check_python(python)] if p]
+    for key in options:
+        problems += _validate.number(key, params[key], LIMITS[key], f"default {default_of(module, key):g}")
+    problems += _validate.dest_file("dest", params.get("dest"), "/var/lib/dlstack/verify/result.json")
+    problems += extra or []
+    _validate.fail_on(module, problems)
     result: Dict[str, Any] = {
         "changed": False,
         "verdict": "skip",
@@ -170,6 +200,16 @@ def start(module: Any, positive: Tuple[str, ...]) -> Tuple[str, Dict[str, Any]]:
         "checks": {},
     }
     return python, result
+
+
+def threshold_problems(merged: Dict[str, float], defaults: Dict[str, float]) -> List[str]:
+    """Thresholds in range and in order (warn at or below pass)."""
+    return _validate.thresholds_problems(merged, defaults, THRESHOLD_LIMITS, THRESHOLD_PAIRS)
+
+
+def default_of(module: Any, key: str) -> float:
+    """The argument_spec default of an option, for the hint in an error sentence."""
+    return float(module.argument_spec[key]["default"])
 
 
 def exit_check_mode(module: Any, result: Dict[str, Any], would_run: Dict[str, Any]) -> None:

@@ -20,7 +20,9 @@ import re
 import shlex
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from ansible_collections.gpulab.dlstack.plugins.module_utils import _validate
 from ansible_collections.gpulab.dlstack.plugins.module_utils._resolve import sm_label, vtuple
+from ansible_collections.gpulab.dlstack.plugins.module_utils._validate import Range
 
 # Build mechanics, not compatibility data (that lives in _matrix.py).
 #   cpu_flag_copts: /proc/cpuinfo flag -> GCC/Clang option, in the order they are emitted (SSE3 is "pni").
@@ -99,6 +101,79 @@ OPTION_DEFAULTS: Dict[str, Any] = {
     "progress_rate_limit": 30,
     "want_tensorrt": None,
 }
+
+
+# Accepted values of the numeric inputs (the build host's facts and the resource options).
+INPUT_LIMITS: Dict[str, Range] = {
+    "cores": Range(1, 4096, "CPU cores, from ansible_facts['processor_vcpus']", integer=True),
+    "memory_mb": Range(1, 1 << 24, "MB, from ansible_facts['memtotal_mb']", integer=True),
+    "disk_free_gb": Range(0, 1 << 20, "GB"),
+    "min_disk_gb": Range(0, 1 << 20, "GB"),
+    "jobs": Range(0, 4096, "Bazel jobs; 0 derives it from cores and memory", integer=True),
+    "ram_mb_per_job": Range(1, 1 << 20, "MB", integer=True),
+    "reserve_ram_mb": Range(0, 1 << 20, "MB", integer=True),
+    "progress_rate_limit": Range(1, 86400, "seconds", integer=True),
+}
+_STACK_FIX = "pass the stack returned by gpulab.dlstack.stack_resolve (dlstack_stack) unchanged"
+
+
+def stack_problems(stack: Any) -> List[str]:
+    """Shape problems of the stack's build section that would stop the plan with a traceback."""
+    if not isinstance(stack, Mapping):
+        return [f"stack is {_validate.kind(stack)}, not a dict; {_STACK_FIX}."]
+    build = stack.get("build")
+    if build is None:
+        return []
+    if not isinstance(build, Mapping):
+        return [f"stack.build is {_validate.kind(build)}, not a dict; {_STACK_FIX}."]
+    problems: List[str] = []
+    env = build.get("env")
+    if env is not None and not isinstance(env, Mapping):
+        problems.append(f"stack.build.env is {_validate.kind(env)}, not a dict of configure variables; {_STACK_FIX}.")
+    elif env:
+        problems += _validate.env_names("stack.build.env", env)
+    flags = build.get("bazel_flags")
+    if flags is not None and not (isinstance(flags, list) and all(isinstance(f, str) for f in flags)):
+        problems.append(f"stack.build.bazel_flags is {_validate.kind(flags)}, not a list of strings; {_STACK_FIX}.")
+    for key in ("bazel_target", "wheel_dir", "era"):
+        value = build.get(key)
+        if value is not None and not isinstance(value, str):
+            problems.append(f"stack.build.{key} is {_validate.kind(value)}, not a string; {_STACK_FIX}.")
+    ccs = stack.get("compute_capabilities")
+    if ccs is not None and not isinstance(ccs, list):
+        problems.append(f"stack.compute_capabilities is {_validate.kind(ccs)}, not a list; {_STACK_FIX}.")
+    resources = stack.get("resources")
+    if resources is not None and not isinstance(resources, Mapping):
+        problems.append(f"stack.resources is {_validate.kind(resources)}, not a dict; {_STACK_FIX}.")
+    return problems
+
+
+def input_problems(stack: Any, host: Mapping[str, Any], options: Mapping[str, Any]) -> List[str]:
+    """Every problem with the inputs that must stop the plan before anything else is computed."""
+    problems = stack_problems(stack)
+    problems += _validate.numbers(
+        host, {k: v for k, v in INPUT_LIMITS.items() if k in ("cores", "memory_mb", "disk_free_gb")}
+    )
+    problems += _validate.numbers(options, {k: v for k, v in INPUT_LIMITS.items() if k in options})
+    extra_env = options.get("extra_env")
+    if extra_env is not None and not isinstance(extra_env, Mapping):
+        problems.append(f"extra_env is {_validate.kind(extra_env)}; give a dict of variable name to value.")
+    elif extra_env:
+        problems += _validate.env_names("extra_env", extra_env)
+    for flag in options.get("extra_bazel_flags") or []:
+        text = str(flag)
+        if not text.startswith("--") or any(ch in text for ch in "\n\r\0"):
+            problems.append(
+                f"extra_bazel_flags entry {_validate.show(text)} is not a Bazel build flag; write each as "
+                "--name or --name=value on one line."
+            )
+    for position, flags in enumerate(options.get("fleet_cpu_flags") or []):
+        if not isinstance(flags, list):
+            problems.append(
+                f"fleet_cpu_flags[{position}] is {_validate.kind(flags)}, not a list; give one list of "
+                "/proc/cpuinfo flags per host."
+            )
+    return problems
 
 
 class BuildPlanError(Exception):
@@ -289,6 +364,14 @@ def configure_env(stack: Mapping[str, Any], options: Mapping[str, Any], ccs: Lis
                 env[key.upper()] = str(options[key])
     for key, value in (options.get("extra_env") or {}).items():
         env[str(key)] = str(value)
+    multiline = sorted(k for k, v in env.items() if any(ch in v for ch in "\n\r\0"))
+    if multiline:
+        raise BuildPlanError(
+            [
+                "The configure environment has values on several lines ({}); give python_bin, the paths and "
+                "extra_env values on one line.".format(", ".join(multiline))
+            ]
+        )
     empty = sorted(k for k, v in env.items() if v == "")
     if empty:
         raise BuildPlanError(
@@ -408,6 +491,9 @@ def build_plan(
     """The full build plan, or BuildPlanError listing every problem found."""
     opts: Dict[str, Any] = copy.deepcopy(OPTION_DEFAULTS)
     opts.update({k: v for k, v in (options or {}).items() if v is not None})
+    bad_input = input_problems(stack, host, opts)
+    if bad_input:
+        raise BuildPlanError(bad_input)
     build = stack.get("build") or {}
     if not build.get("env") or not build.get("bazel_target"):
         raise BuildPlanError(

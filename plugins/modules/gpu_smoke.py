@@ -57,22 +57,26 @@ options:
     description:
       - Seconds of measurement for all GPUs together; loops shorten to fit. Interpreter start and
         framework import come on top (up to 240 s more before the workload is stopped).
+      - Above 0 and at most 86400; C(nan), C(inf) and other values are refused.
     type: float
     default: 60
   matmul_size:
-    description: Side of the square matrices (GPUs under 12 GiB use at most 4096).
+    description: Side of the square matrices (GPUs under 12 GiB use at most 4096), 256 to 65536.
     type: int
     default: 8192
   memory_mib:
-    description: Size of the buffer the device copy kernel reads and writes.
+    description: Size of the buffer the device copy kernel reads and writes, 1 to 262144.
     type: int
     default: 1024
   copy_mib:
-    description: Size of the pinned host buffer for host/device copies.
+    description: Size of the pinned host buffer for host/device copies, 1 to 65536.
     type: int
     default: 256
   thresholds:
-    description: Fractions of spec that pass or warn; below the warn fraction a check fails.
+    description:
+      - Fractions of spec that pass or warn; below the warn fraction a check fails.
+      - Pass fractions are above 0 and at most 1, warn fractions 0 to 1 and at or below their pass fraction;
+        other values are refused before anything runs.
     type: dict
     default: {}
     suboptions:
@@ -117,6 +121,7 @@ options:
       - Keys as in the table, for example C(name), C(aliases), C(pci_device_ids) (4 hex digits),
         C(compute_capability), C(peak_tflops) (C(fp32), C(tf32), C(bf16), C(fp16)),
         C(mem_bw_gbs), C(pcie_gen), C(source).
+      - Each row needs C(name) or C(pci_device_ids); peaks must be positive numbers.
     type: list
     elements: dict
     default: []
@@ -270,7 +275,7 @@ import time
 from typing import Any, Dict, List, Optional
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpulab.dlstack.plugins.module_utils import _smoke, _verdict
+from ansible_collections.gpulab.dlstack.plugins.module_utils import _smoke, _validate, _verdict
 from ansible_collections.gpulab.dlstack.plugins.module_utils._gpu_info import gather
 
 try:
@@ -328,9 +333,11 @@ def main() -> None:
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     started = time.monotonic()
     params = module.params
-    python, result = _smoke.start(module, ("time_budget",))
     thresholds = dict(_verdict.DEFAULT_THRESHOLDS)
     thresholds.update({k: v for k, v in (params["thresholds"] or {}).items() if v is not None})
+    problems = _smoke.threshold_problems(thresholds, _verdict.DEFAULT_THRESHOLDS)
+    problems += _validate.gpu_rows("peaks", params["peaks"])
+    python, result = _smoke.start(module, ("time_budget", "matmul_size", "memory_mib", "copy_mib"), problems)
     specs = _verdict.merge_specs(params["peaks"])
 
     def run(cmd: List[str]) -> Any:

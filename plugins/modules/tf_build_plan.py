@@ -115,6 +115,8 @@ options:
   extra_env:
     description:
       - More configure variables, for example mirrored redistributable settings; they win over computed ones.
+      - Keys are environment variable names (letters, digits and underscores, not starting with a digit); values
+        are strings, numbers or booleans on one line.
     type: dict
     default: {}
   output_user_root:
@@ -140,7 +142,7 @@ options:
     type: path
   jobs:
     description:
-      - Bazel C(--jobs); V(0) derives it from cores and memory.
+      - Bazel C(--jobs); V(0) derives it from cores and memory. Negative values are refused.
     type: int
     default: 0
   ram_mb_per_job:
@@ -172,7 +174,7 @@ options:
     type: path
   extra_bazel_flags:
     description:
-      - More Bazel build flags.
+      - More Bazel build flags, each starting with C(--).
     type: list
     elements: str
     default: []

@@ -43,11 +43,11 @@ options:
     choices: [fp32, fp16]
     default: [fp32, fp16]
   batch:
-    description: Rows of the input batch.
+    description: Rows of the input batch, 1 to 65536.
     type: int
     default: 256
   time_budget:
-    description: Seconds of latency measurement; engine builds come on top.
+    description: Seconds of latency measurement, above 0 and at most 86400; engine builds come on top.
     type: float
     default: 20
   want_tensorrt:

@@ -17,6 +17,9 @@ description:
   - Each host's row shows its verdicts beside its installed stack (driver, CUDA, cuDNN, TensorRT,
     TensorFlow, Python, numpy) as gpulab.dlstack.verify_store recorded it; a dash marks a version
     not known. Every value read from a host is HTML-escaped in C(fleet.html).
+  - A C(latest.json) that is not a host record as M(gpulab.dlstack.verify_store) writes it (not JSON,
+    not an object, without C(host) or C(verdict), of another host, figures that are not numbers) fails the
+    task with the file and the fix; nothing is written then.
 author:
   - gpulab.dlstack maintainers (!UNKNOWN)
 extends_documentation_fragment:
@@ -34,12 +37,14 @@ options:
     type: path
     required: true
   hosts:
-    description: Hosts to include; their C(latest.json) must exist.
+    description:
+      - Hosts to include; a host without C(latest.json) is listed in RV(missing).
+      - Inventory names, each once; an entry with a C(/), C(..) or surrounding spaces is refused.
     type: list
     elements: str
     required: true
   slow_pct:
-    description: Percent below the fleet median that flags a host.
+    description: Percent below the fleet median that flags a host, 0 to 99.
     type: float
     default: 10
 """
@@ -93,10 +98,46 @@ missing:
 import datetime
 import json
 import os
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpulab.dlstack.plugins.module_utils import _report
+from ansible_collections.gpulab.dlstack.plugins.module_utils import _report, _validate
+from ansible_collections.gpulab.dlstack.plugins.module_utils._validate import Range
+
+SLOW_PCT = Range(0, 99, "percent below the fleet median")
+
+
+def option_problems(params: Dict[str, Any]) -> List[str]:
+    """Problems with src, hosts and slow_pct, found before any file is read."""
+    problems = _validate.directory("src", params["src"], "the verify role's verify_report_dir")
+    problems += _validate.host_names("hosts", params["hosts"])
+    problems += _validate.number("slow_pct", params["slow_pct"], SLOW_PCT, "default 10")
+    return problems
+
+
+def read_records(src: str, hosts: List[str]) -> Tuple[List[Dict[str, Any]], List[str], List[str]]:
+    """(records, hosts without latest.json, problems) for the hosts' latest.json files under src."""
+    records: List[Dict[str, Any]] = []
+    missing: List[str] = []
+    problems: List[str] = []
+    fix = "re-run the verify role on {} (gpulab.dlstack.verify_store writes it) or delete the file"
+    for host in hosts:
+        path = os.path.join(src, host, "latest.json")
+        try:
+            with open(path) as handle:
+                record = json.load(handle)
+        except FileNotFoundError:
+            missing.append(host)
+            continue
+        except (OSError, ValueError) as exc:
+            problems.append(f"hosts entry {host}: {path} cannot be read as JSON ({exc}); {fix.format(host)}.")
+            continue
+        found = _validate.host_record(path, record, host)
+        if found:
+            problems += _validate.fix_for([f"hosts entry {host}: {p}" for p in found], fix.format(host))
+        else:
+            records.append(record)
+    return records, missing, problems
 
 
 def main() -> None:
@@ -109,15 +150,9 @@ def main() -> None:
         supports_check_mode=True,
     )
     src = module.params["src"]
-    records: List[Dict[str, Any]] = []
-    missing: List[str] = []
-    for host in module.params["hosts"]:
-        path = os.path.join(src, host, "latest.json")
-        try:
-            with open(path) as handle:
-                records.append(json.load(handle))
-        except (OSError, ValueError):
-            missing.append(host)
+    _validate.fail_on(module, option_problems(module.params))
+    records, missing, problems = read_records(src, module.params["hosts"])
+    _validate.fail_on(module, problems)
     stats = _report.fleet_stats(records, module.params["slow_pct"])
     _report.apply_fleet(records, stats)
     generated = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

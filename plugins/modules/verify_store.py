@@ -30,7 +30,9 @@ attributes:
     support: none
 options:
   results:
-    description: Registered results of the verification modules, keyed by module name.
+    description:
+      - Registered results of the verification modules, keyed by module name (C(gpu_info), C(gpu_smoke),
+        C(xla_smoke), C(trt_smoke)); other keys and results of the wrong shape are refused.
     type: dict
     required: true
   host:
@@ -42,11 +44,11 @@ options:
     type: path
     default: /var/lib/dlstack/verify
   regression_pct:
-    description: Percent drop of a figure since the previous run that is flagged.
+    description: Percent drop of a figure since the previous run that is flagged, 0 to 99.
     type: float
     default: 10
   keep:
-    description: Timestamped copies to keep.
+    description: Timestamped copies to keep, the one written by this run included; at least 1.
     type: int
     default: 20
   timestamp:
@@ -109,12 +111,17 @@ snapshot:
 import datetime
 import json
 import os
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpulab.dlstack.plugins.module_utils import _report
+from ansible_collections.gpulab.dlstack.plugins.module_utils import _report, _validate
+from ansible_collections.gpulab.dlstack.plugins.module_utils._validate import Range
 
 BOOKKEEPING = ("invocation", "changed", "failed", "warnings", "deprecations", "_ansible_no_log")
+LIMITS = {
+    "regression_pct": Range(0, 99, "percent drop since the previous run"),
+    "keep": Range(1, 100000, "timestamped copies, the one written now included", integer=True),
+}
 
 
 def clean(result: Any) -> Optional[Dict[str, Any]]:
@@ -124,6 +131,22 @@ def clean(result: Any) -> Optional[Dict[str, Any]]:
     return {k: v for k, v in result.items() if k not in BOOKKEEPING and not k.startswith("_ansible")}
 
 
+def option_problems(params: Dict[str, Any]) -> List[str]:
+    """Problems with every option, found before anything is read or written."""
+    problems: List[str] = []
+    if not str(params["host"]).strip():
+        problems.append('host is empty; give the host\'s inventory name, e.g. host: "{{ inventory_hostname }}".')
+    problems += _validate.directory("dir", params["dir"], "/var/lib/dlstack/verify")
+    for name, hint in (("regression_pct", "default 10"), ("keep", "default 20")):
+        problems += _validate.number(name, params[name], LIMITS[name], hint)
+    problems += _validate.timestamp("timestamp", params["timestamp"])
+    shape = _validate.module_results("results", params["results"])
+    problems += _validate.fix_for(
+        shape, "pass each module's registered result unchanged, keyed by module name (gpu_info, gpu_smoke, ...)"
+    )
+    return problems
+
+
 def read_json(path: str) -> Optional[Dict[str, Any]]:
     try:
         with open(path) as handle:
@@ -131,6 +154,30 @@ def read_json(path: str) -> Optional[Dict[str, Any]]:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def previous_record(module: Any, path: str) -> Optional[Dict[str, Any]]:
+    """The host's previous record, or None (with a warning) when the file is not one this module wrote."""
+    previous = read_json(path)
+    if previous is None:
+        return None
+    figures = previous.get("figures", {})
+    if not isinstance(figures, dict):
+        module.warn(
+            f"{path} has figures that are {_validate.kind(figures)}; it is replaced and no regressions are computed."
+        )
+        return None
+    return previous
+
+
+def prune(directory: str, keep: int, written: str) -> List[str]:
+    """Delete the oldest timestamped copies so that `keep` remain, never the one just written."""
+    name = os.path.basename(written)
+    copies = sorted(n for n in os.listdir(directory) if n.startswith("result-") and n.endswith(".json") and n != name)
+    doomed = copies[: max(len(copies) - (keep - 1), 0)]
+    for old in doomed:
+        os.unlink(os.path.join(directory, old))
+    return doomed
 
 
 def main() -> None:
@@ -148,12 +195,13 @@ def main() -> None:
         supports_check_mode=True,
     )
     params = module.params
+    _validate.fail_on(module, option_problems(params))
     stamp = params["timestamp"] or datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     modules = {name: clean(value) for name, value in params["results"].items()}
     modules = {name: value for name, value in modules.items() if value is not None}
     latest = os.path.join(params["dir"], "latest.json")
     copy = os.path.join(params["dir"], f"result-{stamp}.json")
-    previous = read_json(latest)
+    previous = previous_record(module, latest)
     recorded = [("resolved stack", params["stack"]), *_report.fact_stacks(params["local_facts"])]
     record = _report.host_record(params["host"], stamp, modules, previous, params["regression_pct"], recorded=recorded)
     text = json.dumps(record, indent=2, sort_keys=True, default=str) + "\n"
@@ -164,9 +212,7 @@ def main() -> None:
             with open(staging, "w") as handle:
                 handle.write(text)
             module.atomic_move(staging, path)
-        copies = sorted(n for n in os.listdir(params["dir"]) if n.startswith("result-") and n.endswith(".json"))
-        for name in copies[: max(len(copies) - params["keep"], 0)]:
-            os.unlink(os.path.join(params["dir"], name))
+        prune(params["dir"], params["keep"], copy)
     module.exit_json(changed=True, record=record, summary=_report.summary_lines(record), latest=latest, snapshot=copy)
 
 

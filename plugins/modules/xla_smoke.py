@@ -42,25 +42,26 @@ options:
     choices: [auto, cpu, gpu]
     default: auto
   size:
-    description: Side of the square input tensor.
+    description: Side of the square input tensor, 1 to 32768.
     type: int
     default: 2048
   steps:
-    description: Rounds of the gelu/tanh chain.
+    description: Rounds of the gelu/tanh chain, 1 to 1000.
     type: int
     default: 8
   rtol:
-    description: Relative tolerance of the element-wise comparison.
+    description: Relative tolerance of the element-wise comparison, 0 to 1.
     type: float
     default: 1.0e-5
   atol:
-    description: Absolute tolerance of the element-wise comparison.
+    description: Absolute tolerance of the element-wise comparison, 0 to 1.
     type: float
     default: 1.0e-4
   time_budget:
     description:
       - Seconds of steady-state timing, split between the two paths; framework import and compile
         come on top.
+      - Above 0 and at most 86400.
     type: float
     default: 20
 requirements:
@@ -209,7 +210,7 @@ def main() -> None:
     )
     started = time.monotonic()
     params = module.params
-    python, result = _smoke.start(module, ("time_budget", "size", "steps"))
+    python, result = _smoke.start(module, ("time_budget", "size", "steps", "rtol", "atol"))
 
     def finish() -> None:
         _smoke.finish(module, result, started, "The XLA check did not pass.")

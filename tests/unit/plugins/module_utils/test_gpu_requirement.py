@@ -130,3 +130,25 @@ def test_container_hint_only_where_gpus_were_meant(tmp_path: Path, smi: Optional
     answers = [(255, "Failed to initialize NVML: Unknown Error\n", "")] if smi else []
     facts = gi.gather(FakeRun(answers), smi, None, str(tmp_path), container=True, device_node=str(tmp_path / "x"))
     assert ("visible in this container" in facts["reason"]) is expected
+
+
+@pytest.mark.parametrize(
+    ("facts", "words"),
+    [
+        (
+            {
+                "gpus": [{"index": 0, "pci_bus_id": "00000000:1B:00.0"}],
+                "lost_gpus": [{"pci_bus_id": "0000:43:00.0", "error": "GPU is lost"}],
+                "reboot_required": True,
+                "reason": "GPU 0000:43:00.0 (GPU is lost) fell off the bus or is lost.",
+            },
+            "fell off the bus",
+        ),
+        ({"gpus": [{"index": 0, "pci_bus_id": "00000000:1B:00.0", "reset_required": True}]}, "need a reset"),
+    ],
+    ids=["one of two GPUs lost", "GPU requires reset"],
+)
+def test_gpu_info_is_no_pass_while_a_listed_host_has_a_broken_gpu(facts: Dict[str, object], words: str) -> None:
+    gpu_host = v.gpu_info_verdict(facts, v.gpu_requirement(None, "gpu"))
+    assert gpu_host["status"] == "fail" and words in gpu_host["reason"]
+    assert v.gpu_info_verdict(facts, v.gpu_requirement(None, "cpu"))["status"] in {"warn", "skip"}

@@ -42,8 +42,8 @@ def test_server_collected_a_signed_flat_apt_repository(host: Any) -> None:
     assert any(d.startswith("libc6_") for d in debs), "the dependency closure was not collected"
     assert "Package: hello" in host.file(f"{MIRROR}/apt/Packages").content_string
     host.run_expect([0], f"gpg --dearmor < {KEY} > /tmp/mirror-keyring.gpg")
-    for signed in ("gpgv --keyring /tmp/mirror-keyring.gpg InRelease", "gpgv --keyring /tmp/mirror-keyring.gpg Release.gpg Release"):
-        out = host.run(f"cd {MIRROR}/apt && {signed}")
+    for signed in ("InRelease", "Release.gpg Release"):
+        out = host.run(f"cd {MIRROR}/apt && gpgv --keyring /tmp/mirror-keyring.gpg {signed}")
         assert out.rc == 0 and "Good signature" in out.stderr, out.stderr
 
 
@@ -71,8 +71,8 @@ def test_server_serves_https_and_writes_the_fleet_settings(host: Any) -> None:
     assert host.service("dlstack-mirror").is_running
     assert host.service("dlstack-mirror").is_enabled
     served = host.check_output(
-        "python3 -c 'import ssl, urllib.request; ctx = ssl.create_default_context(cafile=\"/root/src/mirror.crt\");"
-        f" print(urllib.request.urlopen(\"https://127.0.0.1:{_port()}/apt/Packages\", context=ctx).read().decode())'"
+        'python3 -c \'import ssl, urllib.request; ctx = ssl.create_default_context(cafile="/root/src/mirror.crt");'
+        f' print(urllib.request.urlopen("https://127.0.0.1:{_port()}/apt/Packages", context=ctx).read().decode())\''
     )
     assert "Package: hello" in served
     fleet_vars = host.file(f"{MIRROR}/fleet-vars.yml").content_string
@@ -108,32 +108,55 @@ def test_client_installed_the_wheel_with_hashes(host: Any) -> None:
 TAMPER = f"""
 set -e
 rm -rf {TAMPERED}
-for c in good index release forged unsigned deb wheel page; do mkdir -p {TAMPERED}/$c; cp -a {MIRROR}/apt {MIRROR}/pip {TAMPERED}/$c/; done
-cd {TAMPERED}/index/apt && sed -i 's/^Description: .*/Description: evil/' Packages && gzip -9cn Packages > Packages.gz
-cd {TAMPERED}/release/apt && sed -i 's/^Date: .*/Date: Thu, 01 Jan 2037 00:00:00 UTC/' InRelease && rm Release.gpg
-cd {TAMPERED}/unsigned/apt && rm InRelease Release.gpg
-cd {TAMPERED}/deb/apt && printf evil >> "$(ls hello_*.deb)"
-cd {TAMPERED}/forged/apt && printf evil >> "$(ls hello_*.deb)" && apt-ftparchive packages . > Packages && gzip -9cn Packages > Packages.gz \
-  && apt-ftparchive release . > Release && export GNUPGHOME=$(mktemp -d) \
-  && gpg --batch --passphrase '' --quick-generate-key 'attacker <evil@example.invalid>' ed25519 sign never 2>/dev/null \
-  && gpg --batch --yes --clearsign -o InRelease Release && gpg --batch --yes -abs -o Release.gpg Release && rm -rf "$GNUPGHOME"
-cd {TAMPERED}/wheel/pip/files && printf evil >> "$(ls six-*.whl)"
-cd {TAMPERED}/page/pip/files && w=$(ls six-*.whl) && printf evil >> "$w" \
-  && sed -i "s/#sha256=[0-9a-f]*/#sha256=$(sha256sum "$w" | cut -d' ' -f1)/" ../simple/six/index.html
+for c in good index release forged unsigned deb wheel page; do
+  mkdir -p {TAMPERED}/$c
+  cp -a {MIRROR}/apt {MIRROR}/pip {TAMPERED}/$c/
+done
+cd {TAMPERED}/index/apt
+sed -i 's/^Description: .*/Description: evil/' Packages
+gzip -9cn Packages > Packages.gz
+cd {TAMPERED}/release/apt
+sed -i 's/^Date: .*/Date: Thu, 01 Jan 2037 00:00:00 UTC/' InRelease
+rm Release.gpg
+cd {TAMPERED}/unsigned/apt
+rm InRelease Release.gpg
+cd {TAMPERED}/deb/apt
+printf evil >> "$(ls hello_*.deb)"
+cd {TAMPERED}/forged/apt
+printf evil >> "$(ls hello_*.deb)"
+apt-ftparchive packages . > Packages
+gzip -9cn Packages > Packages.gz
+apt-ftparchive release . > Release
+export GNUPGHOME=$(mktemp -d)
+gpg --batch --passphrase '' --quick-generate-key 'attacker <evil@example.invalid>' ed25519 sign never 2>/dev/null
+gpg --batch --yes --clearsign -o InRelease Release
+gpg --batch --yes -abs -o Release.gpg Release
+rm -rf "$GNUPGHOME"
+cd {TAMPERED}/wheel/pip/files
+printf evil >> "$(ls six-*.whl)"
+cd {TAMPERED}/page/pip/files
+w=$(ls six-*.whl)
+printf evil >> "$w"
+sed -i "s/#sha256=[0-9a-f]*/#sha256=$(sha256sum "$w" | cut -d' ' -f1)/" ../simple/six/index.html
 """
+FREE_PORT = "python3 -c 'import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1])'"
+ANSWERS = "python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1])'"
 
 
 @pytest.fixture(name="tampered", scope="module")
 def fixture_tampered(host: Any) -> Iterator[str]:
     _server_only(host)
     host.run_expect([0], TAMPER)
-    port = host.check_output("python3 -c 'import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1])'")
+    port = host.check_output(FREE_PORT)
     host.run(f"systemctl stop {TAMPER_UNIT}")
     host.run_expect(
         [0],
-        f"systemd-run --unit {TAMPER_UNIT} --property DynamicUser=yes python3 -m http.server --bind 127.0.0.1 --directory {TAMPERED} {port}",
+        f"systemd-run --unit {TAMPER_UNIT} --property DynamicUser=yes"
+        f" python3 -m http.server --bind 127.0.0.1 --directory {TAMPERED} {port}",
     )
-    host.run_expect([0], f"for i in $(seq 50); do python3 -c 'import urllib.request; urllib.request.urlopen(\"http://127.0.0.1:{port}/\")' && exit 0; sleep 0.2; done; exit 1")
+    host.run_expect(
+        [0], f"for i in $(seq 50); do {ANSWERS} http://127.0.0.1:{port}/ && exit 0; sleep 0.2; done; exit 1"
+    )
     yield f"http://127.0.0.1:{port}"
     host.run(f"systemctl stop {TAMPER_UNIT}")
 
@@ -141,8 +164,8 @@ def fixture_tampered(host: Any) -> Iterator[str]:
 def _apt(host: Any, url: str, case: str) -> Any:
     state = f"/tmp/apt-{case}"
     opts = (
-        f"-o Dir::Etc::SourceList={state}/sources.list -o Dir::Etc::SourceParts=/nonexistent -o Dir::State::Lists={state}/lists"
-        f" -o Dir::Cache::Archives={state}/archives -o APT::Sandbox::User=root"
+        f"-o Dir::Etc::SourceList={state}/sources.list -o Dir::Etc::SourceParts=/nonexistent"
+        f" -o Dir::State::Lists={state}/lists -o Dir::Cache::Archives={state}/archives -o APT::Sandbox::User=root"
     )
     host.run_expect([0], f"rm -rf {state} && mkdir -p {state}/lists/partial {state}/archives/partial")
     host.run_expect([0], f"echo 'deb [signed-by={KEY}] {url}/{case}/apt ./' > {state}/sources.list")

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Serve a directory read-only over HTTP, or over HTTPS with a given certificate and key."""
 
 from __future__ import annotations
@@ -10,6 +9,12 @@ import socket
 import ssl
 
 
+class Handler(http.server.SimpleHTTPRequestHandler):
+    """A file handler that drops clients silent for a minute (and, with TLS, does the handshake in its own thread)."""
+
+    timeout = 60
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--bind", required=True)
@@ -18,7 +23,7 @@ def main() -> None:
     parser.add_argument("--tls-cert", help="PEM certificate chain; serve HTTPS")
     parser.add_argument("--tls-key", help="PEM private key of --tls-cert")
     args = parser.parse_args()
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=args.directory)
+    handler = functools.partial(Handler, directory=args.directory)
     server_class = type("Server", (http.server.ThreadingHTTPServer,), {})
     if ":" in args.bind:
         server_class.address_family = socket.AF_INET6
@@ -27,7 +32,7 @@ def main() -> None:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.minimum_version = ssl.TLSVersion.TLSv1_2
         context.load_cert_chain(args.tls_cert, args.tls_key)
-        server.socket = context.wrap_socket(server.socket, server_side=True)
+        server.socket = context.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
     server.serve_forever()
 
 

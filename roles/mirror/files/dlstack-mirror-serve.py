@@ -15,6 +15,19 @@ class Handler(http.server.SimpleHTTPRequestHandler):
     timeout = 60
 
 
+class Server(http.server.ThreadingHTTPServer):
+    """A threading server that ends TLS connections with close_notify (OpenSSL 3 clients such as apt 3 require it)."""
+
+    def shutdown_request(self, request: socket.socket) -> None:  # type: ignore[override]
+        if isinstance(request, ssl.SSLSocket):
+            try:
+                request.settimeout(5)
+                request.unwrap()
+            except (OSError, ValueError):
+                pass
+        super().shutdown_request(request)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--bind", required=True)
@@ -24,10 +37,9 @@ def main() -> None:
     parser.add_argument("--tls-key", help="PEM private key of --tls-cert")
     args = parser.parse_args()
     handler = functools.partial(Handler, directory=args.directory)
-    server_class = type("Server", (http.server.ThreadingHTTPServer,), {})
     if ":" in args.bind:
-        server_class.address_family = socket.AF_INET6
-    server = server_class((args.bind, args.port), handler)
+        Server.address_family = socket.AF_INET6
+    server = Server((args.bind, args.port), handler)
     if args.tls_cert:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.minimum_version = ssl.TLSVersion.TLSv1_2

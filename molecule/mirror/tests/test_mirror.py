@@ -76,8 +76,8 @@ def test_server_serves_https_and_writes_the_fleet_settings(host: Any) -> None:
     )
     assert "Package: hello" in served
     fleet_vars = host.file(f"{MIRROR}/fleet-vars.yml").content_string
-    assert f"mirror_client_url: https://127.0.0.1:{_port()}" in fleet_vars
-    assert f"python_env_pip_index_url: https://127.0.0.1:{_port()}/pip/simple/" in fleet_vars
+    assert f"mirror_client_url: https://localhost:{_port()}" in fleet_vars
+    assert f"python_env_pip_index_url: https://localhost:{_port()}/pip/simple/" in fleet_vars
     assert "python_env_pip_trusted_hosts" not in fleet_vars
     assert "BEGIN PGP PUBLIC KEY BLOCK" in fleet_vars and "PRIVATE" not in fleet_vars
     assert "signed-by=/etc/apt/keyrings/dlstack-mirror.asc" in fleet_vars
@@ -88,9 +88,9 @@ def test_client_installed_the_deb_from_the_signed_mirror(host: Any) -> None:
     _client_only(host)
     assert host.check_output("hello") == "Hello, world!"
     source = host.file("/etc/apt/sources.list.d/dlstack-mirror.list").content_string
-    assert source == f"deb [signed-by=/etc/apt/keyrings/dlstack-mirror.asc] https://127.0.0.1:{_port()}/apt ./\n"
+    assert source == f"deb [signed-by=/etc/apt/keyrings/dlstack-mirror.asc] https://localhost:{_port()}/apt ./\n"
     lists = host.check_output("ls /var/lib/dlstack-mirror/lists").split()
-    assert any(name.startswith(f"127.0.0.1:{_port()}_apt") and name.endswith("InRelease") for name in lists), lists
+    assert any(name.startswith(f"localhost:{_port()}_apt") and name.endswith("InRelease") for name in lists), lists
     fetched = host.check_output("ls /var/cache/dlstack-mirror/archives").split()
     assert any(name.startswith("hello_") for name in fetched), fetched
 

@@ -15,6 +15,7 @@ import pytest
 import yaml
 from ansible.plugins.filter.core import regex_replace, regex_search
 from ansible.plugins.filter.urlsplit import split_url
+from ansible_collections.gpulab.dlstack.plugins.filter.pipeline import os_id_filter
 
 ROLES = Path(__file__).resolve().parents[3] / "roles"
 NVIDIA_ROOT = "https://developer.download.nvidia.com/compute/cuda/repos"
@@ -37,6 +38,7 @@ def _env(role: str) -> jinja2.Environment:
         trim_blocks=True,
     )
     env.filters["regex_replace"] = regex_replace
+    env.filters["gpulab.dlstack.os_id"] = os_id_filter
     env.filters["regex_search"] = regex_search
     env.filters["urlsplit"] = split_url
     return env
@@ -53,6 +55,7 @@ def _yaml(role: str, rel: str) -> Any:
 def _expr(text: str, **variables: Any) -> str:
     env = jinja2.Environment(undefined=jinja2.StrictUndefined)
     env.filters["regex_replace"] = regex_replace
+    env.filters["gpulab.dlstack.os_id"] = os_id_filter
     return env.from_string(text).render(**variables).strip()
 
 

@@ -75,7 +75,8 @@ def plan_stages(
 ) -> List[Dict[str, Any]]:
     """Every stage in order with ``run`` (true or false) and the one-sentence reason.
 
-    ``switches`` maps a stage name to its ``dlstack_<stage>_enabled`` value (missing means enabled).
+    ``switches`` maps a stage name to its ``dlstack_<stage>_enabled`` value (missing means enabled). preflight
+    always runs: switched off, it resolves nothing and reads the recorded stack back, which is still its stage.
     A stage keyed to a stack entry (cudnn, tensorrt) is skipped when the stack has none.
     """
     stack = stack or {}
@@ -84,7 +85,7 @@ def plan_stages(
     plan = []
     for stage in STAGES:
         run, reason = True, stage.purpose
-        if not _enabled(switches, stage.name):
+        if stage.name != "preflight" and not _enabled(switches, stage.name):
             run, reason = False, f"dlstack_{stage.name}_enabled is false"
         elif stage.nvidia and not gpu_profile:
             run, reason = False, "CPU profile: no NVIDIA stage"

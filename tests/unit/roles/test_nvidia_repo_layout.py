@@ -223,9 +223,13 @@ def _pref(version: str, branch: str) -> str:
 
 
 def _pin_regex(text: str) -> re.Pattern[str]:
-    match = re.search(r"^Package: /(.*)/$", text, re.MULTILINE)
+    """The pin's globs as one regex. Globs, not an apt regex: apt matches a regex pin against every package on every
+    run (about 6 s of CPU per apt call on Debian 12 with non-free), globs cost a fraction of that."""
+    match = re.search(r"^Package: ([^/].*)$", text, re.MULTILINE)
     assert match is not None
-    return re.compile(match.group(1))
+    globs = match.group(1).split()
+    assert all(g.endswith("*") and "*" not in g[:-1] for g in globs), globs
+    return re.compile("^(" + "|".join(re.escape(g[:-1]) for g in globs) + ")")
 
 
 def test_branch_pin_covers_driver_packages_only() -> None:

@@ -246,7 +246,8 @@ def demo(session: nox.Session) -> None:
         session.log(f"provision.yml took {time.monotonic() - started:.0f} s")
         fact = _docker("exec", name, "cat", "/etc/ansible/facts.d/dlstack_stack.fact", check=False)
         if fact.returncode == 0:
-            session.log(f"installed stack ({name}):\n{_stack_table(json.loads(fact.stdout))}")
+            table = _stack_table(json.loads(fact.stdout), _pipeline_stages(session))
+            session.log(f"installed stack ({name}):\n{table}")
         report = report_dir / "fleet.md"
         if report.exists():
             session.log(f"verification report ({report}):\n{report.read_text()}")
@@ -257,8 +258,26 @@ def demo(session: nox.Session) -> None:
 STANDIN_GPU_VARS = ROOT / "tests" / "standins" / "group_vars" / "dlstack_gpu_standin.yml"
 
 
-def _stack_table(fact: dict[str, object]) -> str:
-    """The recorded stack and stage states (preflight's local fact) as text lines."""
+def _pipeline_stages(session: nox.Session) -> list[str]:
+    """The collection's one stage list, read the way the playbooks read it (lookup gpulab.dlstack.stages)."""
+    out = session.run(
+        _tool("ansible"),
+        "localhost",
+        "-m",
+        "ansible.builtin.debug",
+        "-a",
+        "msg={{ query('gpulab.dlstack.stages') | join(',') }}",
+        env=_testbed_env(),
+        silent=True,
+    )
+    found = re.search(r'"msg": "([a-z_,]+)"', str(out))
+    if found is None:
+        raise RuntimeError(f"cannot read the stage list from the gpulab.dlstack.stages lookup: {out}")
+    return found.group(1).split(",")
+
+
+def _stack_table(fact: dict[str, object], order: list[str]) -> str:
+    """The recorded stack and stage states (preflight's local fact) as text lines, in pipeline order."""
     stack = fact.get("stack") or {}
     assert isinstance(stack, dict)
     gpus = fact.get("gpus") or []
@@ -271,7 +290,8 @@ def _stack_table(fact: dict[str, object]) -> str:
     stages = fact.get("stages") or {}
     assert isinstance(stages, dict)
     lines = [head]
-    for stage, rec in stages.items():
+    for stage in order:
+        rec = stages.get(stage) or {}
         installed = rec.get("installed") or rec.get("wanted") or ""
         lines.append(f"  {stage:<26} {rec.get('state', ''):<8} {installed:<22} {rec.get('reason', '')}")
     return "\n".join(lines)

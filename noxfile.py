@@ -223,20 +223,78 @@ def _start_container(name: str, distro: str) -> None:
 
 @nox.session(venv_backend="none")
 def demo(session: nox.Session) -> None:
-    """The main job: provision a throwaway Debian 12 container with the default profile and print its report."""
+    """The main job: provision a throwaway Debian 12 container and print its stack and verification report.
+
+    `nox -s demo` uses the default profile (CPU in a container). `nox -s demo -- gpu` gives the container a stand-in
+    H100 on a fake PCI bus (tests/standins/) and runs the GPU profile: the whole NVIDIA stack from the sources
+    reachable here, then verify, which reports that the GPU checks could not run. Further arguments go to
+    ansible-playbook.
+    """
+    gpu = session.posargs[:1] == ["gpu"]
+    extra = list(session.posargs[1:] if gpu else session.posargs)
     _install(session)
     _testbed_up(session, "debian12")
-    name = f"dlstack-demo-{os.getpid()}"
+    name = f"dlstack-demo-{'gpu-' if gpu else ''}{os.getpid()}"
+    report_dir = ROOT / "reports" / ("demo-gpu" if gpu else "demo")
     _start_container(name, "debian12")
     try:
-        _ansible_playbook(
-            session, [name], "provision.yml", "-e", f"verify_report_dir={ROOT / 'reports' / 'demo'}", *session.posargs
-        )
-        report = ROOT / "reports" / "demo" / "fleet.md"
+        if gpu:
+            _ansible_playbook(session, [name], str(ROOT / "tests" / "standins" / "fake_gpu_pci.yml"))
+            extra = ["-e", f"@{STANDIN_GPU_VARS}", *extra]
+        started = time.monotonic()
+        _ansible_playbook(session, [name], "provision.yml", "-e", f"verify_report_dir={report_dir}", *extra)
+        session.log(f"provision.yml took {time.monotonic() - started:.0f} s")
+        fact = _docker("exec", name, "cat", "/etc/ansible/facts.d/dlstack_stack.fact", check=False)
+        if fact.returncode == 0:
+            table = _stack_table(json.loads(fact.stdout), _pipeline_stages(session))
+            session.log(f"installed stack ({name}):\n{table}")
+        report = report_dir / "fleet.md"
         if report.exists():
             session.log(f"verification report ({report}):\n{report.read_text()}")
     finally:
         _docker("rm", "-f", name, check=False)
+
+
+STANDIN_GPU_VARS = ROOT / "tests" / "standins" / "group_vars" / "dlstack_gpu_standin.yml"
+
+
+def _pipeline_stages(session: nox.Session) -> list[str]:
+    """The collection's one stage list, read the way the playbooks read it (lookup gpulab.dlstack.stages)."""
+    out = session.run(
+        _tool("ansible"),
+        "localhost",
+        "-m",
+        "ansible.builtin.debug",
+        "-a",
+        "msg={{ query('gpulab.dlstack.stages') | join(',') }}",
+        env=_testbed_env(),
+        silent=True,
+    )
+    found = re.search(r'"msg": "([a-z_,]+)"', str(out))
+    if found is None:
+        raise RuntimeError(f"cannot read the stage list from the gpulab.dlstack.stages lookup: {out}")
+    return found.group(1).split(",")
+
+
+def _stack_table(fact: dict[str, object], order: list[str]) -> str:
+    """The recorded stack and stage states (preflight's local fact) as text lines, in pipeline order."""
+    stack = fact.get("stack") or {}
+    assert isinstance(stack, dict)
+    gpus = fact.get("gpus") or []
+    assert isinstance(gpus, list)
+    head = (
+        f"profile {fact.get('profile')}; GPUs: {', '.join(str(g.get('name')) for g in gpus) or 'none'}; "
+        f"TensorFlow {stack.get('tensorflow')}, Python {stack.get('python')}, CUDA {stack.get('cuda')}, "
+        f"cuDNN {stack.get('cudnn')}, TensorRT {stack.get('tensorrt')}"
+    )
+    stages = fact.get("stages") or {}
+    assert isinstance(stages, dict)
+    lines = [head]
+    for stage in order:
+        rec = stages.get(stage) or {}
+        installed = rec.get("installed") or rec.get("wanted") or ""
+        lines.append(f"  {stage:<26} {rec.get('state', ''):<8} {installed:<22} {rec.get('reason', '')}")
+    return "\n".join(lines)
 
 
 def _ansible_playbook(session: nox.Session, hosts: list[str], playbook: str, *extra: str, silent: bool = False) -> str:

@@ -114,7 +114,7 @@ EXAMPLES = r"""
 
 - name: Newest TensorFlow for this host, built from source
   gpulab.dlstack.stack_resolve:
-    os: "{{ ansible_facts['distribution'] | lower }}{{ ansible_facts['distribution_major_version'] }}"
+    os: "{{ ansible_facts | gpulab.dlstack.os_id }}"
     gpus: "{{ dlstack_gpus | map(attribute='compute_capability') | list }}"
     build_from_source: true
   register: resolved

@@ -36,13 +36,29 @@ def test_local_facts(host):
 
 def test_preflight_resolved_a_cpu_only_stack(host):
     """No GPU in the container: preflight goes on with the CPU profile and the newest TensorFlow for the OS Python."""
-    fact = json.loads(host.file("/etc/ansible/facts.d/dlstack.fact").content_string)
+    fact = json.loads(host.file("/etc/ansible/facts.d/dlstack_stack.fact").content_string)
     stack = fact["stack"]
-    assert fact["gpu_present"] is False
+    assert fact["gpus"] == []
+    assert fact["profile"] == "cpu"
     assert stack["cuda"] is None
     assert stack["tensorflow"] == "2.21"
     assert stack["pip_requirements"][0] == "tensorflow-cpu==2.21.*"
     assert stack["compute_capabilities"] == []
+
+
+def test_stage_states_recorded_for_the_cpu_profile(host):
+    """The CPU profile runs no NVIDIA stage; the fact says which stages ran and why the others did not."""
+    stages = json.loads(host.file("/etc/ansible/facts.d/dlstack_stack.fact").content_string)["stages"]
+    for name in ("preflight", "common", "python_env", "tensorflow"):
+        assert stages[name]["state"] == "done", (name, stages[name])
+    assert stages["tensorflow"]["installed"].startswith("2.21"), stages["tensorflow"]
+    for name in ("nvidia_driver", "cuda_toolkit", "cudnn", "tensorrt", "nvidia_container_toolkit"):
+        assert stages[name] == {
+            "state": "skipped",
+            "reason": "CPU profile: no NVIDIA stage",
+            "wanted": None,
+            "installed": None,
+        }, (name, stages[name])
 
 
 def test_check_mode_changes_nothing_on_a_converged_host(check_mode_recap):

@@ -20,6 +20,7 @@ def test_verification_passed_on_the_gpu(host: Any) -> None:
 
 
 def test_local_facts_record_the_gpu(host: Any) -> None:
-    fact = json.loads(host.file("/etc/ansible/facts.d/dlstack.fact").content_string)
-    assert fact["gpu_present"] is True
+    fact = json.loads(host.file("/etc/ansible/facts.d/dlstack_stack.fact").content_string)
+    assert fact["gpus"], fact
+    assert fact["profile"] == "gpu"
     assert fact["stack"]["cuda"], fact["stack"]

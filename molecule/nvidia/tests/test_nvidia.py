@@ -1,4 +1,5 @@
-"""Assertions on hosts converged by the nvidia scenario, after the side effect switched the default CUDA to 13.0."""
+"""Assertions on the GPU-profile host: provision.yml with a stand-in H100 on a fake PCI bus, after the side effect
+switched the default CUDA to 12.6 from the stack recorded on the host."""
 
 from __future__ import annotations
 
@@ -7,80 +8,82 @@ import re
 
 import pytest
 
-CUDA = {"12.4": 12040, "12.6": 12060, "13.0": 13000}
+ENV = "/opt/dlstack/envs/default"
+STACK_CUDA = "12.5"
+CUDA = {"12.5": 12050, "12.6": 12060}
+FACT = "/etc/ansible/facts.d/dlstack_stack.fact"
 
 
-def _is_debian12(host):
-    return "debian12" in host.backend.get_hostname()
+def _fact(host):
+    return json.loads(host.file(FACT).content_string)
 
 
-@pytest.mark.parametrize(("version", "cuda_version"), sorted(CUDA.items()))
-def test_toolkits_side_by_side(host, version, cuda_version):
-    prefix = f"/usr/local/cuda-{version}"
-    assert host.file(prefix).is_directory
-    header = host.file(f"{prefix}/include/cuda.h").content_string
-    assert re.search(rf"#define\s+CUDA_VERSION\s+{cuda_version}\b", header)
-    # The -cu12 wheels carry ptxas but no nvcc; CUDA 13's wheels carry nvcc.
-    tool = "nvcc" if host.file(f"{prefix}/bin/nvcc").exists else "ptxas"
-    out = host.check_output(f"{prefix}/bin/{tool} --version")
-    assert f"release {version}" in out
+def _py(host, code):
+    """Run Python in the default environment (the one with TensorFlow and its NVIDIA wheels)."""
+    return host.check_output(f"{ENV}/bin/python -c {json.dumps(code)!s}")
 
 
-def test_default_switched_by_one_variable(host):
-    assert host.file("/usr/local/cuda").linked_to == "/usr/local/cuda-13.0"
-    query = host.check_output("update-alternatives --query cuda")
-    assert "Value: /usr/local/cuda-13.0" in query
-    for version in CUDA:
-        assert f"Alternative: /usr/local/cuda-{version}" in query
+# preflight: the stand-in GPU, the stack and the stage plan
 
 
-def test_login_shell_finds_the_default_nvcc(host):
-    out = host.check_output("bash -lc 'echo $CUDA_HOME; command -v nvcc; nvcc --version'")
-    home, nvcc, *version = out.splitlines()
-    assert home == "/usr/local/cuda"
-    assert nvcc == "/usr/local/cuda/bin/nvcc"
-    assert "release 13.0" in "\n".join(version)
+def test_preflight_saw_the_stand_in_h100_and_resolved_a_gpu_stack(host):
+    fact = _fact(host)
+    assert fact["profile"] == "gpu"
+    [gpu] = fact["gpus"]
+    assert gpu["pci_device_id"] == "2330"
+    assert gpu["source"] == "pci"
+    assert gpu["compute_capability"] == "9.0"
+    stack = fact["stack"]
+    assert stack["os"] == "debian12"
+    assert (stack["tensorflow"], stack["cuda"], stack["cudnn"], stack["tensorrt"]) == (
+        "2.21",
+        STACK_CUDA,
+        "9.3.0",
+        None,
+    )
+    assert stack["compute_capabilities"] == ["9.0"]
 
 
-def test_linker_cache_has_the_default_runtime(host):
-    assert host.file("/etc/ld.so.conf.d/dlstack-cuda.conf").exists
-    assert re.search(r"libcudart\.so\.13 .*=> /usr/local/cuda/lib64/", host.check_output("ldconfig -p"))
+def test_every_stage_recorded_with_its_state_and_version(host):
+    stages = _fact(host)["stages"]
+    assert list(stages) == sorted(stages)  # the fact is written with sorted keys, so re-runs compare equal
+    for name in (
+        "preflight",
+        "common",
+        "nvidia_driver",
+        "cuda_toolkit",
+        "cudnn",
+        "nvidia_container_toolkit",
+        "python_env",
+        "tensorflow",
+        "verify",
+    ):
+        assert stages[name]["state"] == "done", (name, stages[name])
+    assert stages["nvidia_driver"]["installed"].startswith("535."), stages["nvidia_driver"]
+    assert stages["cuda_toolkit"]["wanted"] == STACK_CUDA
+    assert STACK_CUDA in stages["cuda_toolkit"]["installed"].split(", ")
+    assert stages["cudnn"]["installed"] == "9.3.0-cuda12"
+    assert stages["tensorflow"]["installed"].startswith("2.21.")
+    assert stages["tensorrt"]["state"] == "skipped"
+    assert "dlstack_want_tensorrt" in stages["tensorrt"]["reason"]
 
 
-def test_cudnn_version_read_from_its_header(host):
-    if not _is_debian12(host):
-        pytest.skip("cuDNN (577 MB wheel) is installed on the Debian 12 platform only, to keep CI short")
-    prefix = "/opt/dlstack/cudnn/9.3-cuda12"
-    header = host.file(f"{prefix}/include/cudnn_version.h").content_string
-    found = {k: int(v) for k, v in re.findall(r"#define CUDNN_(MAJOR|MINOR|PATCHLEVEL)\s+(\d+)", header)}
-    assert found == {"MAJOR": 9, "MINOR": 3, "PATCHLEVEL": 0}
-    assert host.file("/etc/ld.so.conf.d/dlstack-cudnn.conf").exists
-    assert re.search(rf"libcudnn\.so\.9 .*=> {prefix}/lib/", host.check_output("ldconfig -p"))
-
-
-def test_check_mode_changes_nothing_on_a_converged_host(check_mode_recap):
-    recap = check_mode_recap("-e", "molecule_cuda_default=13.0")
-    assert re.search(r"\bchanged=0\b", recap), recap
-
+# nvidia_driver: Debian's non-free userspace, pinned and held; no kernel module in a container
 
 DRIVER_PACKAGES = ("nvidia-smi", "libcuda1", "libnvidia-ml1")
-
-
-def _driver_branch(host):
-    return "535" if _is_debian12(host) else "550"
 
 
 @pytest.mark.parametrize("name", DRIVER_PACKAGES)
 def test_driver_userspace_from_debian_non_free_is_installed_and_held(host, name):
     pkg = host.package(name)
     assert pkg.is_installed
-    assert pkg.version.startswith(_driver_branch(host) + "."), pkg.version
+    assert pkg.version.startswith("535."), pkg.version
     assert re.search(rf"^{re.escape(name)}(:amd64)?\s+hold$", host.check_output("dpkg --get-selections"), re.MULTILINE)
 
 
 def test_driver_branch_pinned_and_kept_from_unattended_upgrades(host):
     pref = host.file("/etc/apt/preferences.d/dlstack-nvidia-driver").content_string
-    assert f"Pin: version {_driver_branch(host)}.*" in pref
+    assert "Pin: version 535.*" in pref
     assert "Pin-Priority: 1001" in pref
     assert "^nvidia-" in host.check_output("apt-config dump Unattended-Upgrade::Package-Blacklist")
 
@@ -88,16 +91,6 @@ def test_driver_branch_pinned_and_kept_from_unattended_upgrades(host):
 def test_non_free_components_added_without_touching_the_mirror(host):
     sources = host.file("/etc/apt/sources.list.d/debian.sources").content_string
     assert "Components: main contrib non-free non-free-firmware" in sources
-    assert "URIs: " in sources
-
-
-def test_driver_libraries_are_found_and_nvidia_smi_reports_no_driver(host):
-    libs = host.check_output("ldconfig -p")
-    assert "libcuda.so.1" in libs
-    assert "libnvidia-ml.so.1" in libs
-    smi = host.run("nvidia-smi")
-    assert smi.rc == 255
-    assert "Failed to initialize NVML" in smi.stdout + smi.stderr
 
 
 def test_container_gets_no_kernel_module_pieces(host):
@@ -106,18 +99,161 @@ def test_container_gets_no_kernel_module_pieces(host):
     assert not host.file("/etc/modprobe.d/dlstack-blacklist-nouveau.conf").exists
 
 
+def test_nvidia_smi_reports_no_driver(host):
+    smi = host.run("nvidia-smi")
+    assert smi.rc == 255
+    assert "Failed to initialize NVML" in smi.stdout + smi.stderr
+
+
+# cuda_toolkit: the stack's CUDA from NVIDIA's wheels, a second one side by side, the default switched
+
+
+@pytest.mark.parametrize(("version", "cuda_version"), sorted(CUDA.items()))
+def test_toolkits_side_by_side(host, version, cuda_version):
+    prefix = f"/usr/local/cuda-{version}"
+    header = host.file(f"{prefix}/include/cuda.h").content_string
+    assert re.search(rf"#define\s+CUDA_VERSION\s+{cuda_version}\b", header)
+    # The -cu12 wheels carry ptxas but no nvcc.
+    assert f"release {version}" in host.check_output(f"{prefix}/bin/ptxas --version")
+
+
+def test_default_switched_by_one_variable_from_the_recorded_stack(host):
+    assert host.file("/usr/local/cuda").linked_to == "/usr/local/cuda-12.6"
+    query = host.check_output("update-alternatives --query cuda")
+    assert "Value: /usr/local/cuda-12.6" in query
+    assert f"Alternative: /usr/local/cuda-{STACK_CUDA}" in query
+
+
+def test_login_shell_finds_the_default_toolkit(host):
+    home, ptxas = host.check_output("bash -lc 'echo $CUDA_HOME; command -v ptxas'").splitlines()
+    assert home == "/usr/local/cuda"
+    assert ptxas == "/usr/local/cuda/bin/ptxas"
+
+
+def test_linker_cache_has_the_default_runtime_and_cudnn(host):
+    cache = host.check_output("ldconfig -p")
+    assert re.search(r"libcudart\.so\.12 .*=> /usr/local/cuda/lib64/", cache)
+    assert re.search(r"libcudnn\.so\.9 .*=> /opt/dlstack/cudnn/9\.3\.0-cuda12/lib/", cache)
+    assert "libcuda.so.1" in cache
+    assert "libnvidia-ml.so.1" in cache
+
+
+def test_cuda_libraries_load_and_answer_without_a_device(host):
+    """libcudart (through ldconfig: the switched default) and libcudnn load with ctypes and report their versions;
+    the driver library loads but cuInit fails: there is no GPU device in a container."""
+    out = host.check_output(
+        "python3 -c '"
+        "import ctypes, json;"
+        'rt = ctypes.CDLL("libcudart.so.12"); v = ctypes.c_int(); rt.cudaRuntimeGetVersion(ctypes.byref(v));'
+        'dnn = ctypes.CDLL("libcudnn.so.9"); dnn.cudnnGetVersion.restype = ctypes.c_size_t;'
+        'drv = ctypes.CDLL("libcuda.so.1");'
+        'print(json.dumps({"runtime": v.value, "cudnn": dnn.cudnnGetVersion(), "cuInit": drv.cuInit(0)}))\''
+    )
+    found = json.loads(out)
+    assert found["runtime"] == CUDA["12.6"]
+    assert found["cudnn"] == 90300
+    assert found["cuInit"] != 0
+
+
+# cudnn: NVIDIA's wheel laid out as a prefix
+
+
+def test_cudnn_version_read_from_its_header(host):
+    prefix = "/opt/dlstack/cudnn/9.3.0-cuda12"
+    header = host.file(f"{prefix}/include/cudnn_version.h").content_string
+    found = {k: int(v) for k, v in re.findall(r"#define CUDNN_(MAJOR|MINOR|PATCHLEVEL)\s+(\d+)", header)}
+    assert found == {"MAJOR": 9, "MINOR": 3, "PATCHLEVEL": 0}
+    assert host.file("/etc/ld.so.conf.d/dlstack-cudnn.conf").exists
+
+
+# tensorrt: not in a TensorFlow 2.21 stack
+
+
+def test_no_tensorrt_installed(host):
+    assert not host.file("/opt/dlstack/tensorrt").exists
+    assert not host.file("/etc/ld.so.conf.d/dlstack-tensorrt.conf").exists
+
+
+# nvidia_container_toolkit: daemon.json merged; packages not reachable here
+
+
 def test_daemon_json_merged_without_losing_other_keys(host):
     daemon = json.loads(host.file("/etc/docker/daemon.json").content_string)
     assert daemon["log-driver"] == "json-file"
     assert daemon["log-opts"] == {"max-size": "10m"}
     assert daemon["runtimes"]["nvidia"]["path"] == "nvidia-container-runtime"
     assert daemon["default-runtime"] == "nvidia"
-    assert not host.file("/etc/cdi/nvidia.yaml").exists
 
 
-def test_gpu_info_with_the_driver_userspace_and_no_driver_loaded(host):
-    """gpu_info succeeds with no GPUs and says why: nvidia-smi is installed but no kernel driver answers."""
-    result = host.ansible("gpulab.dlstack.gpu_info", check=False)
-    assert result["gpus"] == []
-    assert "No NVIDIA driver is loaded or reachable (nvidia-smi rc=255" in result["reason"], result["reason"]
-    assert result["driver_library_mismatch"] is False
+# tensorflow: the GPU wheel, pinned to the stack's CUDA and cuDNN; imports, sees no GPU
+
+
+def test_tensorflow_gpu_wheel_with_the_stack_pins(host):
+    freeze = host.check_output(f"{ENV}/bin/pip freeze")
+    assert re.search(r"^tensorflow==2\.21\.", freeze, re.MULTILINE), freeze
+    assert "tensorflow-cpu" not in freeze
+    assert re.search(r"^nvidia-cuda-runtime-cu12==12\.5\.", freeze, re.MULTILINE), freeze
+    assert re.search(r"^nvidia-cudnn-cu12==9\.3\.0\.", freeze, re.MULTILINE), freeze
+
+
+def test_tensorflow_is_a_cuda_build_and_lists_no_gpu(host):
+    out = _py(
+        host,
+        "import json, tensorflow as tf; b = tf.sysconfig.get_build_info();"
+        "print(json.dumps({'cuda': b.get('is_cuda_build'), 'cuda_version': b.get('cuda_version'),"
+        " 'gpus': [d.name for d in tf.config.list_physical_devices('GPU')]}))",
+    )
+    found = json.loads(out.strip().splitlines()[-1])
+    assert found["cuda"] is True
+    assert found["cuda_version"].startswith(STACK_CUDA)
+    assert found["gpus"] == []
+
+
+def test_probe_result_kept_for_fast_re_runs(host):
+    last = json.loads(host.file(f"{ENV}/share/dlstack/tf_probe.last.json").content_string)
+    assert re.fullmatch(r"[0-9a-f]{64}", last["fingerprint"])
+    assert last["result"]["imported"] is True
+    assert last["result"]["gpus"] == []
+
+
+# verify: it cannot run the GPU checks in a container and must say so
+
+
+def test_verify_reports_that_the_gpu_checks_could_not_run(host):
+    record = json.loads(host.file("/var/lib/dlstack/verify/latest.json").content_string)
+    modules = record["modules"]
+    assert modules["gpu_info"]["gpus"] == []
+    assert "No NVIDIA driver is loaded or reachable (nvidia-smi rc=255" in modules["gpu_info"]["reason"]
+    # The GPU profile makes a check that cannot run a fail, with the reason, never a pass or a silent skip.
+    assert modules["gpu_info"]["gpu_requirement"]["required"] is True
+    assert record["verdicts"]["gpu_smoke"] == "fail"
+    assert "The host's profile is gpu" in modules["gpu_smoke"]["reason"]
+    assert record["verdict"] == "fail"
+
+
+# re-runs: idempotent, --check, --tags on the provisioned host
+
+
+def test_check_mode_changes_nothing_on_a_converged_host(check_mode_recap):
+    recap = check_mode_recap("-e", "molecule_cuda_default=12.6")
+    assert re.search(r"\bchanged=0\b", recap), recap
+
+
+# A task of each stage that only a run of that stage reaches (no always tag).
+STAGE_TASKS = {
+    "cuda_toolkit": "TASK [gpulab.dlstack.cuda_toolkit : Probe the installed toolkits]",
+    "cudnn": "TASK [gpulab.dlstack.cudnn : Probe the installed cuDNN]",
+    "tensorflow": "TASK [gpulab.dlstack.tensorflow : Fingerprint what the probe checks]",
+}
+
+
+@pytest.mark.parametrize("tag", ["cuda_toolkit", "tensorflow"])
+def test_one_stage_by_tag_on_the_provisioned_host(host, scenario_playbook, tag):
+    """`--tags <stage>` sees the same stack (preflight resolves under every tag), runs that stage, changes nothing."""
+    proc = scenario_playbook("converge.yml", "--tags", tag, "-e", "molecule_cuda_default=12.6")
+    out = proc.stdout
+    assert proc.returncode == 0, out[-3000:] + proc.stderr[-3000:]
+    assert re.search(rf"^{re.escape(host.backend.get_hostname())}\s*:.*\bchanged=0\b", out, re.MULTILINE), out[-2000:]
+    assert "Stages (gpu profile): preflight, common, nvidia_driver, cuda_toolkit, cudnn" in out
+    for stage, task in STAGE_TASKS.items():
+        assert (task in out) == (stage == tag), (stage, tag)

@@ -227,7 +227,8 @@ def demo(session: nox.Session) -> None:
 
     `nox -s demo` uses the default profile (CPU in a container). `nox -s demo -- gpu` gives the container a stand-in
     H100 on a fake PCI bus (tests/standins/) and runs the GPU profile: the whole NVIDIA stack from the sources
-    reachable here, then verify, which reports that the GPU checks could not run. Further arguments go to
+    reachable here, then verify, whose verdict is fail with the reason (no GPU device in a container; the
+    stand-in vars set verify_fail_on: never so the report is still printed). Further arguments go to
     ansible-playbook.
     """
     gpu = session.posargs[:1] == ["gpu"]

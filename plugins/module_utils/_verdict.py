@@ -145,13 +145,19 @@ def merge_specs(
             row["pci_device_ids"] = [str(i).lower() for i in row.get("pci_device_ids") or []]
             rows.append(row)
             continue
+        given: List[str] = []
         for key, value in override.items():
             if value is None:
                 continue
             if key == "peak_tflops" and isinstance(value, dict):
                 target.setdefault("peak_tflops", {}).update(value)
+                given.extend(kind for kind, peak in value.items() if peak is not None)
             else:
                 target[key] = copy.deepcopy(value)
+                given.append(key)
+        if "unverified" not in override:
+            # A value the user gives is theirs to vouch for: it no longer counts as the table's unverified [U] one.
+            target["unverified"] = [f for f in target.get("unverified") or [] if f not in given]
         target["source"] = "user override over: {}".format(target.get("source", "table"))
     return rows
 
@@ -392,6 +398,8 @@ def judge_host(gpus: List[Dict[str, Any]], thresholds: Dict[str, float]) -> Dict
                 if status == "pass":
                     entry["status"] = "warn"
             entry["reason"] = " ".join(r for r in reasons if r)
+            if any(r.get("spec_unverified") for _i, r in rows):
+                entry["spec_unverified"] = True
         else:
             entry["reason"] = rows[0][1].get("reason", "") if rows else ""
         summary[check] = entry

@@ -237,6 +237,26 @@ def parse_query_text(text: str) -> List[Dict[str, Any]]:
     return gpus
 
 
+_LIST_GPU = re.compile(r"^GPU\s+(\d+):\s+(.+?)\s+\(UUID:\s*(GPU-[0-9A-Fa-f-]+)\)\s*$")
+_LIST_MIG = re.compile(r"^\s+MIG\s+(\S+)\s+Device\s+(\d+):\s+\(UUID:\s*(MIG-[^)\s]+)\)\s*$")
+
+
+def parse_list(text: str) -> List[Dict[str, Any]]:
+    """The GPUs of `nvidia-smi -L`, each with the MIG devices listed under it (profile, index, UUID)."""
+    gpus: List[Dict[str, Any]] = []
+    for line in (text or "").splitlines():
+        gpu = _LIST_GPU.match(line)
+        if gpu:
+            gpus.append({"index": int(gpu.group(1)), "name": gpu.group(2), "uuid": gpu.group(3), "mig_devices": []})
+            continue
+        mig = _LIST_MIG.match(line)
+        if mig and gpus:
+            gpus[-1]["mig_devices"].append(
+                {"profile": mig.group(1), "index": int(mig.group(2)), "uuid": mig.group(3)}
+            )
+    return gpus
+
+
 def parse_proc_version(text: str) -> Dict[str, Any]:
     """The kernel module's version from /proc/driver/nvidia/version (proprietary, open, Jetson formats)."""
     match = re.search(
@@ -635,4 +655,15 @@ def _gather(
         result["cuda_driver_version"] = parse_cuda_version(bout)
     if any(g.get("reset_required") for g in gpus):
         result["reboot_required"] = True
+    if any(g.get("mig_mode") == "enabled" for g in gpus):
+        _add_mig_devices(run, nvidia_smi, gpus)
     return result
+
+
+def _add_mig_devices(run: Callable[[List[str]], Tuple[int, str, str]], nvidia_smi: str, gpus: List[Dict[str, Any]]) -> None:
+    """On a GPU in MIG mode, the MIG devices `nvidia-smi -L` lists under it (CUDA sees those, not the GPU)."""
+    rc, out, _err = run([nvidia_smi, "-L"])
+    listed = {g["uuid"]: g["mig_devices"] for g in parse_list(out)} if rc == 0 else {}
+    for gpu in gpus:
+        if gpu.get("mig_mode") == "enabled":
+            gpu["mig_devices"] = listed.get(gpu.get("uuid") or "", [])

@@ -334,6 +334,24 @@ def cap_unverified(
     return capped
 
 
+def cap_mig(entry: Dict[str, Any], facts: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    """A speed verdict on a GPU in MIG mode measured one MIG slice, not the GPU its spec row describes."""
+    if (facts or {}).get("mig_mode") != "enabled" or entry.get("peak") is None:
+        return entry
+    capped = dict(entry)
+    capped["mig"] = True
+    if capped["status"] == "fail":
+        capped["status"] = "warn"
+    slices = len((facts or {}).get("mig_devices") or [])
+    capped["reason"] = (
+        "{} MIG mode is enabled on this GPU{}: the figure is one MIG instance's, so it is not judged against the"
+        " whole GPU's spec (at most a warning); disable MIG to measure the GPU.".format(
+            entry.get("reason", ""), f" ({slices} MIG devices)" if slices else ""
+        ).strip()
+    )
+    return capped
+
+
 def judge_gpu(
     raw_gpu: Dict[str, Any],
     facts: Optional[Dict[str, Any]],
@@ -346,7 +364,7 @@ def judge_gpu(
     spec = lookup_spec(specs, pci_id, name)
     link = link_for(facts, spec)
     checks = {
-        check: cap_unverified(check, judge_check(check, raw, spec, link, thresholds), spec, link)
+        check: cap_mig(cap_unverified(check, judge_check(check, raw, spec, link, thresholds), spec, link), facts)
         for check, raw in raw_gpu.get("checks", {}).items()
     }
     return {

@@ -80,7 +80,10 @@ EXAMPLES = r"""
 
 RETURN = r"""
 gpus:
-  description: One entry per GPU, in driver (PCI bus) order. Unknown values are V(null).
+  description:
+    - One entry per GPU, in driver (PCI bus) order. Unknown values are V(null).
+    - A GPU in MIG mode also has C(mig_devices), the MIG devices C(nvidia-smi -L) lists under it (profile,
+      index, UUID); CUDA sees those, and gpu_smoke's verdicts on such a GPU are at most V(warn).
   returned: always
   type: list
   elements: dict
@@ -104,6 +107,8 @@ gpus:
       pcie_width_current: 16
       pcie_width_max: 16
       reset_required: false
+      mig_devices:
+        - {profile: 1g.10gb, index: 0, uuid: MIG-feb88891-0321-5fef-9c87-d4af3b54259e}
 count:
   description: Number of GPUs the driver lists.
   returned: always

@@ -278,3 +278,14 @@ def test_the_host_line_says_when_its_figure_rests_on_an_unverified_peak() -> Non
     ]
     line = v.judge_host(gpus, TH)["matmul_fp32"]
     assert line["status"] == "warn" and line["spec_unverified"] is True and "unverified [U]" in line["reason"]
+
+
+def test_a_gpu_in_mig_mode_is_not_judged_against_the_whole_gpu() -> None:
+    """One 1g.10gb slice of an A100 measures ~1/7 of the GPU: a warning that says why, never a fail."""
+    slow = {"tflops": 20.0, "max_rel_err": 1e-4}
+    facts = {"name": "NVIDIA A100-SXM4-80GB", "mig_mode": "enabled", "mig_devices": [{"profile": "1g.10gb"}] * 7}
+    judged = v.judge_gpu({"index": 0, "checks": {"matmul_bf16": slow}}, facts, GPUS, TH)["checks"]["matmul_bf16"]
+    assert judged["status"] == "warn" and judged["mig"] is True
+    assert "MIG mode is enabled on this GPU (7 MIG devices)" in judged["reason"]
+    whole = v.judge_gpu({"index": 0, "checks": {"matmul_bf16": slow}}, dict(facts, mig_mode="disabled"), GPUS, TH)
+    assert whole["checks"]["matmul_bf16"]["status"] == "fail"

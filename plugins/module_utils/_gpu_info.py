@@ -251,9 +251,7 @@ def parse_list(text: str) -> List[Dict[str, Any]]:
             continue
         mig = _LIST_MIG.match(line)
         if mig and gpus:
-            gpus[-1]["mig_devices"].append(
-                {"profile": mig.group(1), "index": int(mig.group(2)), "uuid": mig.group(3)}
-            )
+            gpus[-1]["mig_devices"].append({"profile": mig.group(1), "index": int(mig.group(2)), "uuid": mig.group(3)})
     return gpus
 
 
@@ -660,7 +658,9 @@ def _gather(
     return result
 
 
-def _add_mig_devices(run: Callable[[List[str]], Tuple[int, str, str]], nvidia_smi: str, gpus: List[Dict[str, Any]]) -> None:
+def _add_mig_devices(
+    run: Callable[[List[str]], Tuple[int, str, str]], nvidia_smi: str, gpus: List[Dict[str, Any]]
+) -> None:
     """On a GPU in MIG mode, the MIG devices `nvidia-smi -L` lists under it (CUDA sees those, not the GPU)."""
     rc, out, _err = run([nvidia_smi, "-L"])
     listed = {g["uuid"]: g["mig_devices"] for g in parse_list(out)} if rc == 0 else {}

@@ -622,6 +622,7 @@ def _unverified_facts(
     GPU rows are not listed: the resolver uses only their compute capability, which every row has from a
     primary source; their unverified peaks cap verify's verdicts instead (_verdict.cap_unverified).
     """
+
     def relevant(clause: str) -> bool:
         if "TensorRT" in clause and not stack.get("tensorrt"):
             return False

@@ -259,9 +259,7 @@ def main() -> None:
         rc, out, err = module.run_command(cmd, environ_update={"LC_ALL": "C"})
         return rc, out, err
 
-    result: Any = gather(
-        run, smi, nvml, module.params["sysfs_root"], timeout_bin=module.get_bin_path("timeout")
-    )
+    result: Any = gather(run, smi, nvml, module.params["sysfs_root"], timeout_bin=module.get_bin_path("timeout"))
     result["gpu_requirement"] = requirement(module, result)
     outcome = gpu_info_verdict(result, result["gpu_requirement"])
     result["verdict"] = outcome["status"]

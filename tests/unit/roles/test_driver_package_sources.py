@@ -39,7 +39,9 @@ def _names(flavour: str, kind: str, branch: str) -> List[str]:
     return [n.replace("{branch}", branch) for n in TABLE[flavour]["distro"][kind]]
 
 
-@pytest.mark.parametrize(("vars_file", "record"), [("Debian-12.yml", "debian-bookworm.txt"), ("Debian-13.yml", "debian-trixie.txt")])
+@pytest.mark.parametrize(
+    ("vars_file", "record"), [("Debian-12.yml", "debian-bookworm.txt"), ("Debian-13.yml", "debian-trixie.txt")]
+)
 def test_debian_names_are_in_the_archive_at_the_branch_offered(vars_file: str, record: str) -> None:
     text = _record(record)
     branches = _vars(vars_file)["__nvidia_driver_distro_branches"]
@@ -62,8 +64,12 @@ UBUNTU = [("Ubuntu-22.yml", "ubuntu-jammy.txt"), ("Ubuntu-24.yml", "ubuntu-noble
 def test_ubuntu_branches_have_a_server_driver_in_that_release(vars_file: str, record: str) -> None:
     text = _record(record)
     for branch in _vars(vars_file)["__nvidia_driver_distro_branches"]:
-        server = [f"nvidia-headless-{branch}-server", f"nvidia-graphics-drivers-{branch}-server",
-                  f"nvidia-utils-{branch}-server", f"libnvidia-compute-{branch}-server"]
+        server = [
+            f"nvidia-headless-{branch}-server",
+            f"nvidia-graphics-drivers-{branch}-server",
+            f"nvidia-utils-{branch}-server",
+            f"libnvidia-compute-{branch}-server",
+        ]
         assert any(_listed(text, name) for name in server), f"no {branch}-server driver in {record}"
         # A transitional package is no branch to pin.
         assert not re.search(rf"nvidia-headless-{branch}-server \(.*\n?.*transitional", text), branch

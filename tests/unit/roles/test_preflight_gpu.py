@@ -81,9 +81,18 @@ def preflight(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Dict[str, A
         "preflight_pci_devices_path": str(build(base / "standin" / "devices", _standin_devices())),
         "dlstack_profile": "gpu",
     }
-    hosts["no_gpu"] = {"preflight_pci_devices_path": str(build(base / "empty" / "devices", [])), "dlstack_profile": "gpu"}
+    hosts["no_gpu"] = {
+        "preflight_pci_devices_path": str(build(base / "empty" / "devices", [])),
+        "dlstack_profile": "gpu",
+    }
     a100 = [
-        {"address": "0000:%s:00.0" % bus, "vendor": "0x10de", "device": "0x20b2", "class": "0x030200", "driver": "nvidia"}
+        {
+            "address": f"0000:{bus}:00.0",
+            "vendor": "0x10de",
+            "device": "0x20b2",
+            "class": "0x030200",
+            "driver": "nvidia",
+        }
         for bus in ("07", "0f", "47", "4e", "87", "90", "b7", "bd")
     ]
     hosts["driver_a100"] = {

@@ -268,7 +268,9 @@ LISTS: List[Tuple[str, List[Tuple[int, str, int, List[str]]]]] = [
 @pytest.mark.parametrize(("name", "gpus"), LISTS, ids=[entry[0] for entry in LISTS])
 def test_list_corpus(name: str, gpus: List[Tuple[int, str, int, List[str]]]) -> None:
     parsed = gi.parse_list(fixture(name))
-    assert [(g["index"], g["name"], len(g["mig_devices"]), sorted({m["profile"] for m in g["mig_devices"]})) for g in parsed] == gpus
+    assert [
+        (g["index"], g["name"], len(g["mig_devices"]), sorted({m["profile"] for m in g["mig_devices"]})) for g in parsed
+    ] == gpus
     assert all(g["uuid"].startswith("GPU-") for g in parsed)
     assert all(m["uuid"].startswith("MIG-") for g in parsed for m in g["mig_devices"])
     # -L output is no CSV: the CSV parser takes no GPU from it.

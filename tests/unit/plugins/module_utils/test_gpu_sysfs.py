@@ -46,7 +46,7 @@ def test_gpus_and_nvswitches_of_a_recorded_machine(name: str, tmp_path: Path) ->
     assert result["count"] == 0 and result["pci_nvidia_present"] is True
     drivers = {d["address"]: d.get("driver") for d in data["devices"]}
     assert [g["kernel_driver"] for g in result["host_gpus"]] == [drivers[a] for a, _ in expected]
-    assert "{} NVIDIA GPU(s) on the PCI bus".format(len(expected)) in result["reason"]
+    assert f"{len(expected)} NVIDIA GPU(s) on the PCI bus" in result["reason"]
     row = _matrix.find_gpu(pci_device_id=expected[0][1])
     assert (row or {}).get("compute_capability") == data["expect"]["compute_capability"]
 
@@ -56,7 +56,13 @@ def test_driver_list_wins_and_carries_the_bound_driver(tmp_path: Path) -> None:
     csv = (NVSMI / "a100-sxm4-8gpu.csv").read_text()
     # Seven of the eight on the stub bus: the eighth (missing there) gets no kernel driver.
     devices = [
-        {"address": g["pci_bus_id_short"], "vendor": "0x10de", "device": "0x20b0", "class": "0x030200", "driver": "nvidia"}
+        {
+            "address": g["pci_bus_id_short"],
+            "vendor": "0x10de",
+            "device": "0x20b0",
+            "class": "0x030200",
+            "driver": "nvidia",
+        }
         for g in gi.parse_csv(csv)[:7]
     ]
     root = build(tmp_path / "devices", devices)
@@ -76,7 +82,9 @@ def test_a_lost_gpu_stays_listed_from_the_pci_bus(tmp_path: Path) -> None:
     addresses = [g["pci_bus_id_short"] for g in healthy] + [gi.short_bus_id(g["pci_bus_id"]) for g in lost]
     devices = [{"address": a, "vendor": "0x10de", "device": "0x20b0", "class": "0x030200"} for a in addresses]
     root = build(tmp_path / "devices", devices)
-    result = gi.gather(lambda cmd: (15, out, "") if len(cmd) > 1 else (15, "", ""), "/usr/bin/nvidia-smi", None, str(root))
+    result = gi.gather(
+        lambda cmd: (15, out, "") if len(cmd) > 1 else (15, "", ""), "/usr/bin/nvidia-smi", None, str(root)
+    )
     assert result["failure"] == "gpu_lost"
     sources = [g["source"] for g in result["host_gpus"]]
     assert sources == ["nvidia-smi"] * len(healthy) + ["pci"] * len(lost)

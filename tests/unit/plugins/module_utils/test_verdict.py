@@ -273,7 +273,12 @@ def test_a_user_peak_replaces_the_unverified_table_value() -> None:
 
 def test_the_host_line_says_when_its_figure_rests_on_an_unverified_peak() -> None:
     gpus = [
-        v.judge_gpu({"index": i, "checks": {"matmul_fp32": {"tflops": t, "max_rel_err": 1e-6}}}, {"name": "NVIDIA B200"}, GPUS, TH)
+        v.judge_gpu(
+            {"index": i, "checks": {"matmul_fp32": {"tflops": t, "max_rel_err": 1e-6}}},
+            {"name": "NVIDIA B200"},
+            GPUS,
+            TH,
+        )
         for i, t in enumerate((10.0, 70.0))
     ]
     line = v.judge_host(gpus, TH)["matmul_fp32"]

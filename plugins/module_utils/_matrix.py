@@ -864,7 +864,8 @@ CUDA: List[Dict[str, Any]] = [
         "min_sm": "5.0",
         "max_sm": "12.1",
         "gcc_max": "14",
-        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH + " (12.9 adds sm_103/sm_121) [U]",
+        "source": _SRC_CUDA_NOTES
+        + "; NVIDIA CUDA Features Archive 12.9.1 (12.9 adds compiler targets sm_103/sm_103f/sm_103a and sm_121)",
     },
     {
         "version": "13.0",

@@ -201,7 +201,8 @@ stack:
     unverified:
       description:
         - The facts this stack rests on that the matrix marks unverified (C([U]), no primary source confirmed
-          them), one C(row: clause) each; empty when every fact used is sourced. A note repeats them.
+          them), one entry per fact naming its row and clause; empty when every fact used is sourced. A note
+          repeats them.
       type: list
       elements: str
       sample: ["cuDNN 8.1.0: NVIDIA cuDNN support matrix / release notes (8.1.0.77) [U]"]

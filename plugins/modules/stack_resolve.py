@@ -205,7 +205,7 @@ stack:
           repeats them.
       type: list
       elements: str
-      sample: ["cuDNN 8.1.0: NVIDIA cuDNN support matrix / release notes (8.1.0.77) [U]"]
+      sample: ["TensorFlow 2.17: TensorRT ceiling 8.6 and default 8.6.1 [U]"]
 conflicts:
   description: One sentence per conflict, each with a fix.
   returned: failure

@@ -112,7 +112,8 @@ def _galaxy_importer(session: nox.Session) -> None:
             f"tmp_root_dir = {work}\n"
         )
         env = {**_testbed_env(), "GALAXY_IMPORTER_CONFIG": str(config)}
-        output = session.run(_tool("python"), "-m", "galaxy_importer.main", str(tarball), env=env, silent=True)
+        with session.chdir(work):  # the importer writes importer_result.json into the working directory
+            output = session.run(_tool("python"), "-m", "galaxy_importer.main", str(tarball), env=env, silent=True)
         # The importer exits 0 on warnings; anything it flags fails the session here.
         flagged = [
             line for line in str(output).splitlines() if re.search(r"\b(WARNING|ERROR)\b", line, flags=re.IGNORECASE)

@@ -99,9 +99,7 @@ def _galaxy_importer(session: nox.Session) -> None:
     lint session's own ansible-lint run above is stricter: production profile, and it fails on findings)."""
     work = Path(tempfile.mkdtemp(prefix="dlstack-importer-"))
     try:
-        session.run(
-            _tool("ansible-galaxy"), "collection", "build", "--output-path", str(work), str(ROOT), silent=True
-        )
+        session.run(_tool("ansible-galaxy"), "collection", "build", "--output-path", str(work), str(ROOT), silent=True)
         (tarball,) = work.glob("gpulab-dlstack-*.tar.gz")
         config = work / "galaxy-importer.cfg"
         config.write_text(

@@ -31,7 +31,7 @@ PYTHON_DIRS = ["plugins", "tests", "noxfile.py"]
 # once instead of once per session saves minutes in CI).
 TOOLS = ROOT / ".nox" / "_tools"
 
-nox.options.sessions = ["lint", "sanity", "units", "backends", "molecule"]
+nox.options.sessions = ["lint", "sanity", "units", "conda", "backends", "molecule"]
 
 
 def _install(session: nox.Session) -> None:
@@ -184,6 +184,16 @@ def units(session: nox.Session) -> None:
     session.run(
         _tool("pytest"), "tests/unit", "--cov=plugins", "--cov-report=term-missing:skip-covered", *session.posargs
     )
+
+
+@nox.session(venv_backend="none")
+def conda(session: nox.Session) -> None:
+    """python_env's conda backend on this machine (tests/conda/run.sh): a throwaway prefix, installers served over
+    HTTP from 127.0.0.1, the conda client a stub (no channel is reachable here); needs no root."""
+    _install(session)
+    env = {**_testbed_env(), "ANSIBLE_PLAYBOOK": _tool("ansible-playbook")}
+    env.pop("ANSIBLE_CONFIG")
+    session.run("bash", str(ROOT / "tests" / "conda" / "run.sh"), *session.posargs, env=env, external=True)
 
 
 @nox.session(venv_backend="none")

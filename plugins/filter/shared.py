@@ -1,6 +1,6 @@
 # Copyright: gpulab.dlstack contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters spec_violations, python_spec and proxy_env: logic the roles share (docs in the .yml files)."""
+"""Filters spec_violations, python_spec, proxy_env and in_container: logic the roles share (docs in the .yml files)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import re
 from typing import Any, Callable, Dict, List
 
 from ansible.errors import AnsibleFilterError
+from ansible_collections.gpulab.dlstack.plugins.module_utils._gpu_info import CONTAINER_TYPES
 from packaging.specifiers import InvalidSpecifier, Specifier
 from packaging.version import InvalidVersion, Version
 
@@ -68,6 +69,24 @@ def proxy_env(http_proxy: Any = "", https_proxy: Any = "", no_proxy: Any = "") -
     return env
 
 
+def in_container(facts: Any, marker_stats: Any = None) -> bool:
+    """Whether a host is a container: its facts say it is a container guest, or a marker file exists.
+
+    `marker_stats` is the registered result of a stat loop over query('gpulab.dlstack.container_markers').
+    """
+    if not isinstance(facts, dict):
+        raise AnsibleFilterError(f"in_container expects ansible_facts (a mapping); got {type(facts).__name__}.")
+    guest = facts.get("virtualization_role") == "guest" and facts.get("virtualization_type") in CONTAINER_TYPES
+    results = (marker_stats or {}).get("results", []) if isinstance(marker_stats, dict) else []
+    marked = any(isinstance(r, dict) and (r.get("stat") or {}).get("exists") for r in results)
+    return bool(guest or marked)
+
+
 class FilterModule:
     def filters(self) -> Dict[str, Callable[..., Any]]:
-        return {"spec_violations": spec_violations, "python_spec": python_spec, "proxy_env": proxy_env}
+        return {
+            "spec_violations": spec_violations,
+            "python_spec": python_spec,
+            "proxy_env": proxy_env,
+            "in_container": in_container,
+        }

@@ -9,6 +9,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 from ansible_collections.gpulab.dlstack.plugins.filter.shared import (
     FilterModule,
+    in_container,
     proxy_env,
     python_spec,
     spec_violations,
@@ -68,7 +69,7 @@ def test_proxy_env_sets_both_spellings_and_leaves_out_unset_ones() -> None:
 
 
 def test_filters_are_registered() -> None:
-    assert set(FilterModule().filters()) == {"spec_violations", "python_spec", "proxy_env"}
+    assert set(FilterModule().filters()) == {"spec_violations", "python_spec", "proxy_env", "in_container"}
 
 
 def _role_yaml() -> dict[str, str]:
@@ -92,3 +93,39 @@ def test_every_role_that_downloads_honours_the_proxy() -> None:
 def test_no_role_evaluates_version_specifiers_in_jinja() -> None:
     pasted = [name for name, text in _role_yaml().items() if "version_type='pep440'" in text]
     assert pasted == [], "use gpulab.dlstack.spec_violations"
+
+
+def _stats(*exists: bool) -> dict[str, list[dict[str, dict[str, bool]]]]:
+    return {"results": [{"stat": {"exists": e}} for e in exists]}
+
+
+@pytest.mark.parametrize(
+    ("facts", "markers", "expected"),
+    [
+        ({"virtualization_role": "guest", "virtualization_type": "docker"}, None, True),
+        ({"virtualization_role": "guest", "virtualization_type": "systemd-nspawn"}, None, True),
+        ({"virtualization_role": "host", "virtualization_type": "docker"}, None, False),
+        ({"virtualization_role": "guest", "virtualization_type": "kvm"}, _stats(False, False), False),
+        ({"virtualization_role": "guest", "virtualization_type": "kvm"}, _stats(False, True), True),
+        ({}, _stats(True, False), True),
+        ({}, {"skipped": True}, False),
+    ],
+)
+def test_in_container(facts: dict[str, str], markers: object, expected: bool) -> None:
+    assert in_container(facts, markers) is expected
+
+
+def test_container_markers_lookup_is_gpu_infos_list() -> None:
+    from ansible_collections.gpulab.dlstack.plugins.lookup.container_markers import LookupModule  # noqa: PLC0415
+    from ansible_collections.gpulab.dlstack.plugins.module_utils._gpu_info import CONTAINER_MARKERS  # noqa: PLC0415
+
+    assert LookupModule().run([]) == list(CONTAINER_MARKERS) == ["/.dockerenv", "/run/.containerenv"]
+
+
+def test_no_role_keeps_its_own_container_detection() -> None:
+    pasted = [
+        name
+        for name, text in _role_yaml().items()
+        if "/.dockerenv" in text or re.search(r"virtualization_type'\]\s*(\|[^}]*)?\s*in\b", text)
+    ]
+    assert pasted == [], "use query('gpulab.dlstack.container_markers') and the gpulab.dlstack.in_container filter"

@@ -304,7 +304,7 @@ _SRC_SPACK_TF = "Spack py_tensorflow/package.py"
 _SRC_PYPI = "PyPI tensorflow {} metadata (Requires-Python, Requires-Dist)"
 _SRC_TRT = (
     "TF-TRT: TensorRT 8 needs TF >= 2.7 (tensorflow#49150), TensorRT 9/10 unsupported (tensorflow#68360), "
-    "2.17 release notes: last release with TensorRT; ceiling 8.6 and default [U]"
+    "2.17 release notes: last release with TensorRT; TensorRT ceiling 8.6 and default 8.6.1 [U]"
 )
 _SRC_TRT_SO7 = "TF 2.7-2.11 wheels load libnvinfer.so.7 (tensorflow#53529, #57671, #57679; fixed in 2.12)"
 _SRC_TRT_2_16 = "TF 2.16 wheel loads exactly libnvinfer.so.8.6.1 (tensorflow#64809)"
@@ -864,7 +864,8 @@ CUDA: List[Dict[str, Any]] = [
         "min_sm": "5.0",
         "max_sm": "12.1",
         "gcc_max": "14",
-        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH + " (12.9 adds sm_103/sm_121) [U]",
+        "source": _SRC_CUDA_NOTES
+        + "; NVIDIA CUDA Features Archive 12.9.1 (12.9 adds compiler targets sm_103/sm_103f/sm_103a and sm_121)",
     },
     {
         "version": "13.0",

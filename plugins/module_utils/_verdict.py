@@ -145,13 +145,19 @@ def merge_specs(
             row["pci_device_ids"] = [str(i).lower() for i in row.get("pci_device_ids") or []]
             rows.append(row)
             continue
+        given: List[str] = []
         for key, value in override.items():
             if value is None:
                 continue
             if key == "peak_tflops" and isinstance(value, dict):
                 target.setdefault("peak_tflops", {}).update(value)
+                given.extend(kind for kind, peak in value.items() if peak is not None)
             else:
                 target[key] = copy.deepcopy(value)
+                given.append(key)
+        if "unverified" not in override:
+            # A value the user gives is theirs to vouch for: it no longer counts as the table's unverified [U] one.
+            target["unverified"] = [f for f in target.get("unverified") or [] if f not in given]
         target["source"] = "user override over: {}".format(target.get("source", "table"))
     return rows
 
@@ -328,6 +334,24 @@ def cap_unverified(
     return capped
 
 
+def cap_mig(entry: Dict[str, Any], facts: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    """A speed verdict on a GPU in MIG mode measured one MIG slice, not the GPU its spec row describes."""
+    if (facts or {}).get("mig_mode") != "enabled" or entry.get("peak") is None:
+        return entry
+    capped = dict(entry)
+    capped["mig"] = True
+    if capped["status"] == "fail":
+        capped["status"] = "warn"
+    slices = len((facts or {}).get("mig_devices") or [])
+    capped["reason"] = (
+        "{} MIG mode is enabled on this GPU{}: the figure is one MIG instance's, so it is not judged against the"
+        " whole GPU's spec (at most a warning); disable MIG to measure the GPU.".format(
+            entry.get("reason", ""), f" ({slices} MIG devices)" if slices else ""
+        ).strip()
+    )
+    return capped
+
+
 def judge_gpu(
     raw_gpu: Dict[str, Any],
     facts: Optional[Dict[str, Any]],
@@ -340,7 +364,7 @@ def judge_gpu(
     spec = lookup_spec(specs, pci_id, name)
     link = link_for(facts, spec)
     checks = {
-        check: cap_unverified(check, judge_check(check, raw, spec, link, thresholds), spec, link)
+        check: cap_mig(cap_unverified(check, judge_check(check, raw, spec, link, thresholds), spec, link), facts)
         for check, raw in raw_gpu.get("checks", {}).items()
     }
     return {
@@ -392,6 +416,8 @@ def judge_host(gpus: List[Dict[str, Any]], thresholds: Dict[str, float]) -> Dict
                 if status == "pass":
                     entry["status"] = "warn"
             entry["reason"] = " ".join(r for r in reasons if r)
+            if any(r.get("spec_unverified") for _i, r in rows):
+                entry["spec_unverified"] = True
         else:
             entry["reason"] = rows[0][1].get("reason", "") if rows else ""
         summary[check] = entry

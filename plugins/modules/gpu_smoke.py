@@ -24,6 +24,8 @@ description:
     GPU that holds less than O(thresholds.sustain_warn) of its fastest rate (power or thermal
     capping, a lowered power limit) is at most V(warn). On an H200 at its 700 W cap a long bf16
     8192^3 GEMM sustains about 85 % of its first rounds.
+  - A figure judged against a spec value the GPU table marks unverified (C([U])) says so and is at most
+    V(warn); so is a figure from a GPU in MIG mode, which measured one MIG instance, not the whole GPU.
   - A numerical mismatch fails outright. The overall verdict is the worst check; a host with
     several GPUs is gated on its slowest GPU, and checks whose GPUs differ by more than
     O(thresholds.spread_pct) are flagged and at least V(warn).

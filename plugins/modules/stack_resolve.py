@@ -198,6 +198,14 @@ stack:
       description: Explanations of defaults, untested combinations and null values.
       type: list
       elements: str
+    unverified:
+      description:
+        - The facts this stack rests on that the matrix marks unverified (C([U]), no primary source confirmed
+          them), one entry per fact naming its row and clause; empty when every fact used is sourced. A note
+          repeats them.
+      type: list
+      elements: str
+      sample: ["cuDNN 8.1.0: NVIDIA cuDNN support matrix / release notes (8.1.0.77) [U]"]
 conflicts:
   description: One sentence per conflict, each with a fix.
   returned: failure

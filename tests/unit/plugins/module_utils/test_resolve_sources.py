@@ -272,3 +272,26 @@ def test_cudnn_whose_matrix_lists_no_blackwell_is_refused_for_it() -> None:
         "matrix); use cuDNN 9.8.0."
     ]
     assert resolve_stack(dict(request, gpus=["NVIDIA H100 80GB HBM3"]))["cudnn"] == "9.5.1"
+
+
+@pytest.mark.parametrize(
+    ("request_", "unverified"),
+    [
+        # A stack that rests only on sourced rows says nothing.
+        ({"tensorflow": "2.21", "gpus": ["9.0"]}, []),
+        ({"tensorflow": "2.17", "cpu_only": True}, []),
+        # cuDNN 8.1.0's CUDA range is [U]: the stack says so.
+        ({"tensorflow": "2.6", "gpus": ["8.0"]}, ["cuDNN 8.1.0:"]),
+        # The TF-TRT ceiling is [U]: only a stack with TensorRT rests on it.
+        ({"tensorflow": "2.17", "gpus": ["9.0"], "want_tensorrt": True}, ["TensorFlow 2.17: TensorRT ceiling"]),
+        # USE_PYWRAP_RULES is [U]: only a source build rests on it.
+        ({"tensorflow": "2.21", "gpus": ["9.0"], "build_from_source": True}, ["TensorFlow 2.21: USE_PYWRAP_RULES"]),
+    ],
+)
+def test_a_stack_says_which_unverified_facts_it_rests_on(request_: Dict[str, Any], unverified: List[str]) -> None:
+    stack = resolve_stack(request_)
+    assert len(stack["unverified"]) == len(unverified)
+    for entry, start in zip(stack["unverified"], unverified):
+        assert entry.startswith(start) and "[U]" in entry
+    noted = [n for n in stack["notes"] if "no primary source confirmed" in n]
+    assert len(noted) == (1 if unverified else 0)

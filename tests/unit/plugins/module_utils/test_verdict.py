@@ -253,3 +253,44 @@ def test_unverified_spec_gives_at_most_warn(
     assert entry["status"] == status
     assert bool(entry.get("spec_unverified")) == flagged
     assert ("unverified [U]" in entry["reason"]) == flagged
+
+
+def test_a_user_peak_replaces_the_unverified_table_value() -> None:
+    """peaks: {B200 fp32} is the user's value: a slow fp32 figure fails again; other [U] fields stay capped."""
+    specs = v.merge_specs([{"name": "NVIDIA B200", "peak_tflops": {"fp32": 80.0}}], GPUS)
+    row = v.lookup_spec(specs, None, "NVIDIA B200")
+    assert row is not None and "fp32" not in row["unverified"] and "pcie_gen" in row["unverified"]
+    slow = {"tflops": 10.0, "max_rel_err": 1e-6}
+    judged = v.judge_gpu({"index": 0, "checks": {"matmul_fp32": slow}}, {"name": "NVIDIA B200"}, specs, TH)
+    assert judged["checks"]["matmul_fp32"]["status"] == "fail"
+    assert "spec_unverified" not in judged["checks"]["matmul_fp32"]
+    # The table itself is untouched: without the override the same figure is capped at warn.
+    assert _one_check("NVIDIA B200", "matmul_fp32", slow)["status"] == "warn"
+    # An override that names unverified itself keeps what it says.
+    kept = v.merge_specs([{"name": "NVIDIA B200", "peak_tflops": {"fp32": 80.0}, "unverified": ["fp32"]}], GPUS)
+    assert v.lookup_spec(kept, None, "NVIDIA B200")["unverified"] == ["fp32"]
+
+
+def test_the_host_line_says_when_its_figure_rests_on_an_unverified_peak() -> None:
+    gpus = [
+        v.judge_gpu(
+            {"index": i, "checks": {"matmul_fp32": {"tflops": t, "max_rel_err": 1e-6}}},
+            {"name": "NVIDIA B200"},
+            GPUS,
+            TH,
+        )
+        for i, t in enumerate((10.0, 70.0))
+    ]
+    line = v.judge_host(gpus, TH)["matmul_fp32"]
+    assert line["status"] == "warn" and line["spec_unverified"] is True and "unverified [U]" in line["reason"]
+
+
+def test_a_gpu_in_mig_mode_is_not_judged_against_the_whole_gpu() -> None:
+    """One 1g.10gb slice of an A100 measures ~1/7 of the GPU: a warning that says why, never a fail."""
+    slow = {"tflops": 20.0, "max_rel_err": 1e-4}
+    facts = {"name": "NVIDIA A100-SXM4-80GB", "mig_mode": "enabled", "mig_devices": [{"profile": "1g.10gb"}] * 7}
+    judged = v.judge_gpu({"index": 0, "checks": {"matmul_bf16": slow}}, facts, GPUS, TH)["checks"]["matmul_bf16"]
+    assert judged["status"] == "warn" and judged["mig"] is True
+    assert "MIG mode is enabled on this GPU (7 MIG devices)" in judged["reason"]
+    whole = v.judge_gpu({"index": 0, "checks": {"matmul_bf16": slow}}, dict(facts, mig_mode="disabled"), GPUS, TH)
+    assert whole["checks"]["matmul_bf16"]["status"] == "fail"

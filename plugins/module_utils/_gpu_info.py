@@ -61,7 +61,11 @@ PROC_VERSION = "/proc/driver/nvidia/version"
 _MISSING = {"", "[n/a]", "[not supported]", "n/a", "not supported", "[unknown error]", "[insufficient permissions]"}
 MISMATCH_MARKERS = ("driver/library version mismatch", "nvml/rm version mismatch")
 LOST_MARKERS = ("gpu is lost", "fallen off the bus", "unable to determine the device handle")
+# The collection's one definition of "in a container": marker files (Docker, Podman) and the virtualization_type
+# values Ansible's facts give a container guest. gpu_info reads the markers itself; the roles through
+# query('gpulab.dlstack.container_markers') and the gpulab.dlstack.in_container filter.
 CONTAINER_MARKERS = ("/.dockerenv", "/run/.containerenv")
+CONTAINER_TYPES = ("docker", "podman", "container", "containerd", "lxc", "systemd-nspawn", "openvz")
 
 
 def clean(value: Optional[str]) -> Optional[str]:

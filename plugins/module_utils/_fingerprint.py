@@ -103,8 +103,9 @@ def last_json(text: str) -> Optional[Dict[str, Any]]:
 
 def new_record(current: str, data: Optional[Mapping[str, Any]] = None, rc: int = 0) -> Dict[str, Any]:
     """A record; a probe's JSON answer (last JSON line of its stdout) is kept parsed as ``result`` too."""
-    record = {"version": RECORD_VERSION, "fingerprint": current, "rc": rc, "data": dict(data or {})}
-    answer = last_json(str(record["data"].get("stdout", "")))
+    kept = dict(data or {})
+    record: Dict[str, Any] = {"version": RECORD_VERSION, "fingerprint": current, "rc": rc, "data": kept}
+    answer = last_json(str(kept.get("stdout", "")))
     if answer is not None:
         record["result"] = answer
     return record

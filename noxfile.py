@@ -373,6 +373,11 @@ def _playbook(session: nox.Session, hosts: list[str], playbook: str, *extra: str
     return elapsed, changed
 
 
+def _load() -> float:
+    """The machine's 1-minute load average: figures taken on shared cores are only comparable with it."""
+    return round(os.getloadavg()[0], 2)
+
+
 @nox.session(venv_backend="none")
 def bench(session: nox.Session) -> None:
     """Benchmarks that write figures (reports/bench/*.json); nothing here is a pass/fail test.
@@ -394,24 +399,31 @@ def bench(session: nox.Session) -> None:
         ).stdout.strip(),
     }
     no_verify = ("--skip-tags", "verify")
+    load: dict[str, float] = {"start": _load()}
+    figures["load_1min_after"] = load
     names = [f"dlstack-bench-{os.getpid()}-{i}" for i in range(max(sizes))]
     for host in names:
         _start_container(host, "debian12")
     try:
         first = names[:1]
         cold = _playbook(session, first, "provision.yml", *no_verify)[0]
+        load["provision_cold"] = _load()
         rerun, changed = _playbook(session, first, "provision.yml", *no_verify)
+        load["provision_rerun"] = _load()
         figures["provision_cold_s"], figures["provision_rerun_s"] = cold, rerun
         figures["provision_rerun_changed"] = changed.get(first[0])
         figures["provision_rerun_fraction_of_cold"] = round(rerun / cold, 3)
         figures["verify_s"] = _playbook(session, first, "playbooks/verify.yml")[0]
+        load["verify"] = _load()
         forks = ("-f", str(max(len(names), 5)))
         figures["fleet_cold_s"] = {str(len(names)): _playbook(session, names, "provision.yml", *no_verify, *forks)[0]}
+        load["fleet_cold"] = _load()
         reruns: dict[str, float] = {}
         rerun_changed: dict[str, int] = {}
         for size in sizes:
             reruns[str(size)], changed = _playbook(session, names[:size], "provision.yml", *no_verify, *forks)
             rerun_changed[str(size)] = sum(changed.values())
+            load[f"fleet_rerun_{size}"] = _load()
         figures["fleet_rerun_s"] = reruns
         figures["fleet_rerun_changed"] = rerun_changed
         figures["fleet_rerun_largest_over_one"] = round(reruns[str(sizes[-1])] / reruns[str(sizes[0])], 2)

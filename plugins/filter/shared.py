@@ -8,7 +8,7 @@ import re
 from typing import Any, Callable, Dict, List
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.gpulab.dlstack.plugins.module_utils._gpu_info import CONTAINER_TYPES
+from ansible_collections.gpulab.dlstack.plugins.module_utils._gpu_info import CONTAINER_MARKERS, CONTAINER_TYPES
 from packaging.specifiers import InvalidSpecifier, Specifier
 from packaging.version import InvalidVersion, Version
 
@@ -72,13 +72,16 @@ def proxy_env(http_proxy: Any = "", https_proxy: Any = "", no_proxy: Any = "") -
 def in_container(facts: Any, marker_stats: Any = None) -> bool:
     """Whether a host is a container: its facts say it is a container guest, or a marker file exists.
 
-    `marker_stats` is the registered result of a stat loop over query('gpulab.dlstack.container_markers').
+    `marker_stats` is the registered result of a stat loop over query('gpulab.dlstack.container_markers'), or of
+    one find over those paths (its `files`).
     """
     if not isinstance(facts, dict):
         raise AnsibleFilterError(f"in_container expects ansible_facts (a mapping); got {type(facts).__name__}.")
     guest = facts.get("virtualization_role") == "guest" and facts.get("virtualization_type") in CONTAINER_TYPES
     results = (marker_stats or {}).get("results", []) if isinstance(marker_stats, dict) else []
     marked = any(isinstance(r, dict) and (r.get("stat") or {}).get("exists") for r in results)
+    found = (marker_stats or {}).get("files", []) if isinstance(marker_stats, dict) else []
+    marked = marked or any(isinstance(f, dict) and f.get("path") in CONTAINER_MARKERS for f in found)
     return bool(guest or marked)
 
 

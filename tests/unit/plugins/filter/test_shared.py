@@ -109,6 +109,10 @@ def _stats(*exists: bool) -> dict[str, list[dict[str, dict[str, bool]]]]:
         ({"virtualization_role": "guest", "virtualization_type": "kvm"}, _stats(False, True), True),
         ({}, _stats(True, False), True),
         ({}, {"skipped": True}, False),
+        # one find over the markers' folders (preflight): only a listed marker path counts
+        ({}, {"files": [{"path": "/run/.containerenv"}]}, True),
+        ({}, {"files": [{"path": "/.containerenv"}]}, False),
+        ({}, {"files": []}, False),
     ],
 )
 def test_in_container(facts: dict[str, str], markers: object, expected: bool) -> None:

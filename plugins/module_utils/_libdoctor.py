@@ -79,8 +79,8 @@ def site_dirs():
     for path in list(getattr(site, "getsitepackages", lambda: [])()) + [
         sysconfig.get_paths().get("purelib"), sysconfig.get_paths().get("platlib")
     ]:
-        if path and os.path.isdir(path) and path not in found:
-            found.append(path)
+        if path and os.path.isdir(path) and os.path.realpath(path) not in found:
+            found.append(os.path.realpath(path))
     return found
 
 
@@ -131,9 +131,10 @@ def tf_build(site_list):
         if os.path.isfile(path):
             text = open(path).read()
             found = dict(re.findall(r"""['"](cuda_version|cudnn_version|tensorrt_version)['"]\s*[:,]\s*['"]([^'"]*)['"]""", text))
+            trt = re.search(r"""['"]is_tensorrt_build['"]\s*[:,]\s*True""", text)
             return {"version": dist_version("tensorflow") or dist_version("tensorflow-cpu"),
                     "cuda": found.get("cuda_version") or None, "cudnn": found.get("cudnn_version") or None,
-                    "tensorrt": found.get("tensorrt_version") or None}
+                    "tensorrt": (found.get("tensorrt_version") or None) if trt else None}
     return None
 
 
@@ -180,14 +181,14 @@ def wheel_dirs(site_list):
                 continue
             for entry in dist.files or []:
                 if re.search(r"\.so(\.[0-9]+)*$", str(entry)):
-                    folder = os.path.normpath(os.path.dirname(str(dist.locate_file(entry))))
+                    folder = os.path.realpath(os.path.dirname(str(dist.locate_file(entry))))
                     owners.setdefault(folder, "%s %s" % (name, dist.version))
     except Exception:
         pass
     for base in site_list:
         for folder in sorted(glob.glob(os.path.join(base, "nvidia", "*", "lib")) +
                              glob.glob(os.path.join(base, "tensorrt_libs"))):
-            folder = os.path.normpath(folder)
+            folder = os.path.realpath(folder)
             if folder not in dirs:
                 dirs.append(folder)
     for folder in owners:
@@ -217,20 +218,22 @@ def search_order(site_list, fw):
 
     def add(folder, via, wheel=None):
         folder = os.path.normpath(folder)
-        if folder and os.path.isdir(folder) and all(o["dir"] != folder for o in order):
-            order.append({"dir": folder, "via": via, "wheel": wheel})
+        real = os.path.realpath(folder)
+        if folder and os.path.isdir(folder) and all(os.path.realpath(o["dir"]) != real for o in order):
+            order.append({"dir": folder, "via": via, "wheel": wheel or owners.get(real)})
+
+    owners = dict(wheel_dirs(site_list))
 
     rpaths, runpaths = [], []
     for name in fw:
         for pattern in FRAMEWORK_LIBS.get(name, ()):
-            hits = sorted(p for base in site_list for p in glob.glob(os.path.join(base, pattern)))
+            hits = sorted((p, base) for base in site_list for p in glob.glob(os.path.join(base, pattern)))
             if not hits:
                 continue
-            kind, dirs = elf_paths(hits[0])
+            kind, dirs = elf_paths(hits[0][0])
             target = rpaths if kind == "RPATH" else runpaths
-            rel = os.path.relpath(hits[0], os.path.dirname(os.path.dirname(hits[0])))
+            rel = os.path.relpath(hits[0][0], hits[0][1])
             target.extend((d, "%s of %s" % (kind, rel)) for d in dirs)
-            break
     for folder, via in rpaths:
         add(folder, via)
     for folder in [p for p in os.environ.get("LD_LIBRARY_PATH", "").split(":") if p]:
@@ -239,10 +242,6 @@ def search_order(site_list, fw):
         add(folder, via)
     for folder, owner in wheel_dirs(site_list):
         add(folder, "wheel folder (frameworks preload or RUNPATH these)", owner)
-    wheels = dict((o["dir"], o) for o in order)
-    for folder, owner in wheel_dirs(site_list):
-        if folder in wheels and owner:
-            wheels[folder]["wheel"] = owner
     return order
 
 
@@ -297,6 +296,7 @@ def version_of(lib, handle, path):
             v = c_int()
             if handle.cuDriverGetVersion(ctypes.byref(v)) == 0 and v.value:
                 return "%d.%d" % (v.value // 1000, (v.value % 1000) // 10)
+            return None
         if lib == "libcudart":
             v = c_int()
             if handle.cudaRuntimeGetVersion(ctypes.byref(v)) == 0 and v.value:
@@ -560,6 +560,7 @@ def judge_library(
         "path": entry.get("path"),
         "via": entry.get("via"),
         "wheel": entry.get("wheel"),
+        "realpath": entry.get("realpath"),
         "version": entry.get("version"),
         "why": entry.get("why"),
         "status": "pass",

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from string import Template
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ansible_collections.gpulab.dlstack.plugins.module_utils._verdict import unavailable, worst
@@ -31,7 +32,9 @@ from ansible_collections.gpulab.dlstack.plugins.module_utils._verdict import una
 LIBRARIES = ("libcuda", "libcudart", "libcublas", "libcudnn", "libnvinfer")
 
 # Variables an activation sets for a shell prompt or its own undo, not for the programs it runs.
-SHELL_ONLY = re.compile(r"^(PS1|PWD|OLDPWD|SHLVL|_|VIRTUAL_ENV_PROMPT|_OLD_VIRTUAL_.*|_DLSTACK_OLD_.*|CONDA_PROMPT_.*)$")
+SHELL_ONLY = re.compile(
+    r"^(PS1|PWD|OLDPWD|SHLVL|_|VIRTUAL_ENV_PROMPT|_OLD_VIRTUAL_.*|_DLSTACK_OLD_.*|CONDA_PROMPT_.*)$"
+)
 BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 # CUDA major -> the driver floor for minor-version compatibility (REFERENCE.md section 5 and 12).
@@ -130,7 +133,8 @@ def tf_build(site_list):
         path = os.path.join(base, "tensorflow", "python", "platform", "build_info.py")
         if os.path.isfile(path):
             text = open(path).read()
-            found = dict(re.findall(r"""['"](cuda_version|cudnn_version|tensorrt_version)['"]\s*[:,]\s*['"]([^'"]*)['"]""", text))
+            keys = r"""['"](cuda_version|cudnn_version|tensorrt_version)['"]"""
+            found = dict(re.findall(keys + r"""\s*[:,]\s*['"]([^'"]*)['"]""", text))
             trt = re.search(r"""['"]is_tensorrt_build['"]\s*[:,]\s*True""", text)
             return {"version": dist_version("tensorflow") or dist_version("tensorflow-cpu"),
                     "cuda": found.get("cuda_version") or None, "cudnn": found.get("cudnn_version") or None,
@@ -446,9 +450,7 @@ def parse_env0(text: str) -> Dict[str, str]:
 def activation_changes(activated: Dict[str, str], base: Dict[str, str]) -> Dict[str, str]:
     """Variables the activation added or changed, less the shell-only ones."""
     return {
-        key: value
-        for key, value in sorted(activated.items())
-        if base.get(key) != value and not SHELL_ONLY.match(key)
+        key: value for key, value in sorted(activated.items()) if base.get(key) != value and not SHELL_ONLY.match(key)
     }
 
 
@@ -507,8 +509,6 @@ def render_kernel(spec: Dict[str, Any]) -> str:
 
 def expand_kernel_env(env: Dict[str, str], server: Dict[str, str]) -> Dict[str, str]:
     """A kernel spec's env as jupyter_client applies it: ${VAR} substituted from the server's environment."""
-    from string import Template
-
     merged = dict(server)
     for key, value in env.items():
         merged[key] = Template(str(value)).safe_substitute(server)
@@ -534,7 +534,10 @@ def _where(entry: Dict[str, Any]) -> str:
 
 def _fix_install(lib: str, major: Optional[int]) -> str:
     if lib == "libcuda":
-        return "Install the driver's userspace (the nvidia_driver role; libcuda1 on Debian) so ldconfig lists libcuda.so.1."
+        return (
+            "Install the driver's userspace (the nvidia_driver role; libcuda1 on Debian) so ldconfig lists "
+            "libcuda.so.1."
+        )
     wheel = {
         "libcudart": f"nvidia-cuda-runtime-cu{major}",
         "libcublas": f"nvidia-cublas-cu{major}",
@@ -547,6 +550,7 @@ def _fix_install(lib: str, major: Optional[int]) -> str:
 def judge_library(
     lib: str,
     entry: Dict[str, Any],
+    *,
     stack: Dict[str, Any],
     driver_cuda: Optional[str],
     driver_version: Optional[str],
@@ -569,12 +573,14 @@ def judge_library(
     }
     if wanted is None:
         others = ", ".join(_where(o) for o in entry.get("other_majors") or [])
-        out.update(status="skip", reason=f"Not needed: {entry.get('why')}." + (f" Present: {others}." if others else ""))
+        present = f" Present: {others}." if others else ""
+        out.update(status="skip", reason=f"Not needed: {entry.get('why')}.{present}")
         return out
     want_major = int(wanted.rsplit(".", 1)[1])
     if not entry.get("path"):
-        others = entry.get("other_majors") or []
-        seen = f" Only other majors are present: {', '.join(_where(o) for o in others)}." if others else ""
+        other_files = entry.get("other_majors") or []
+        listed = ", ".join(_where(o) for o in other_files)
+        seen = f" Only other majors are present: {listed}." if other_files else ""
         reason = f"{wanted} would not load: it is in none of the searched folders ({entry.get('why')}).{seen}"
         if lib == "libcuda":
             done = unavailable(requirement, reason)
@@ -612,7 +618,8 @@ def judge_library(
             problems.append(
                 (
                     "fail",
-                    f"libnvinfer {_ver(have, 3)} differs in major from the resolved stack's TensorRT {stack['tensorrt']}.",
+                    f"libnvinfer {_ver(have, 3)} differs in major from the resolved stack's TensorRT "
+                    f"{stack['tensorrt']}.",
                     f"Install TensorRT {stack['tensorrt']} (tensorrt role) or re-resolve the stack.",
                 )
             )
@@ -634,7 +641,8 @@ def _cuda_vs_stack(have: Tuple[int, ...], stack: Dict[str, Any], lib: str, wheel
             (
                 "fail",
                 f"{lib} {_ver(have)} is CUDA {have[0]}, the resolved stack is CUDA {stack['cuda']}.",
-                f"Remove the CUDA {have[0]} runtime from this environment and install {wheel}{want[0]}=={_ver(want)}.*.",
+                f"Remove the CUDA {have[0]} runtime from this environment and install "
+                f"{wheel}{want[0]}=={_ver(want)}.*.",
             )
         ]
     if have[:2] != want[:2]:
@@ -656,12 +664,13 @@ def _cuda_vs_driver(
         return []
     shown = f"driver {driver_version or '?'} (CUDA {_ver(drv)})"
     if have[0] > drv[0]:
-        floor = COMPAT_FLOOR.get(have[0], "a newer branch")
+        newer = COMPAT_FLOOR.get(have[0], "a newer branch")
         return [
             (
                 "fail",
-                f"libcudart {_ver(have)} is newer than the {shown} supports: CUDA {have[0]} needs driver >= {floor}.",
-                f"Install a driver of CUDA {have[0]}'s branch (>= {floor}) or a CUDA {drv[0]} runtime in this environment.",
+                f"libcudart {_ver(have)} is newer than the {shown} supports: CUDA {have[0]} needs driver >= {newer}.",
+                f"Install a driver of CUDA {have[0]}'s branch (>= {newer}) or a CUDA {drv[0]} runtime in this "
+                "environment.",
             )
         ]
     if have[:2] > drv[:2]:
@@ -711,7 +720,8 @@ def _cudnn_checks(
             (
                 "fail",
                 f"cuDNN {_ver(have, 3)} differs in major from the resolved stack's cuDNN {stack['cudnn']}.",
-                f"Install cuDNN {stack['cudnn']} (cudnn role, or nvidia-cudnn-cu12=={_ver(want)}.* in the environment).",
+                f"Install cuDNN {stack['cudnn']} (cudnn role, or nvidia-cudnn-cu12=={_ver(want)}.* in the "
+                "environment).",
             )
         )
     elif want and have[:2] != want[:2]:
@@ -746,16 +756,22 @@ def _shadow_checks(entry: Dict[str, Any], have: Optional[Tuple[int, ...]]) -> Li
     return []
 
 
-def judge_environment(
-    doc: Dict[str, Any], stack: Dict[str, Any], requirement: Dict[str, Any]
-) -> Dict[str, Any]:
+def judge_environment(doc: Dict[str, Any], stack: Dict[str, Any], requirement: Dict[str, Any]) -> Dict[str, Any]:
     """Per-library verdicts of one environment's doctor document, and the environment's worst."""
     libs = doc.get("libraries") or {}
     cuda_entry = libs.get("libcuda") or {}
     driver_cuda = cuda_entry.get("version")
     driver_version = doc.get("driver_version")
     judged = {
-        lib: judge_library(lib, entry, stack, driver_cuda, driver_version, requirement, doc.get("frameworks") or {})
+        lib: judge_library(
+            lib,
+            entry,
+            stack=stack,
+            driver_cuda=driver_cuda,
+            driver_version=driver_version,
+            requirement=requirement,
+            frameworks=doc.get("frameworks") or {},
+        )
         for lib, entry in libs.items()
     }
     return {

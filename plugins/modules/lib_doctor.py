@@ -176,7 +176,8 @@ def argument_spec() -> Dict[str, Any]:
 def option_problems(params: Dict[str, Any]) -> List[str]:
     problems = _validate.number("timeout", params["timeout"], LIMITS["timeout"], "default 120")
     problems += _validate.absolute_paths("environments", params["environments"], "/opt/dlstack/envs/default")
-    problems += _validate.absolute_paths("kernels", params["kernels"], "/usr/local/share/jupyter/kernels/dlstack-default")
+    example = "/usr/local/share/jupyter/kernels/dlstack-default"
+    problems += _validate.absolute_paths("kernels", params["kernels"], example)
     for path in params["environments"] or []:
         if os.path.isabs(path) and not os.path.isfile(os.path.join(path, "bin", "python")):
             problems.append(

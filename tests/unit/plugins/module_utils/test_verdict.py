@@ -272,21 +272,14 @@ def conv(tflops: float, err: Any = 1e-4) -> Dict[str, Any]:
         ("conv_fp16", 900.0, None, "fail", "NaN/Inf in the result"),
     ],
 )
-def test_convolution_is_judged_against_the_peak_of_its_precision(  # noqa: PLR0917
+def test_convolution_is_judged_against_the_peak_of_its_precision(
     check: str, tflops: float, err: Any, status: str, words: str
 ) -> None:
     entry = v.judge_check(check, conv(tflops, err), h100(), None, TH)
     assert entry["status"] == status, entry
     assert words in entry["reason"], entry["reason"]
-    assert (
-        entry["unit"] == "TFLOP/s"
-        and entry["library"] == "cuDNN 90300"
-        and (entry["batch"], entry["channels"])
-        == (
-            32,
-            256,
-        )
-    )
+    assert entry["unit"] == "TFLOP/s" and entry["library"] == "cuDNN 90300"
+    assert (entry["batch"], entry["channels"]) == (32, 256)
     assert entry["tolerance"] == v.CONV_TOLERANCES[check.split("_")[1]]
 
 

@@ -73,6 +73,11 @@ options:
     description: Seconds one environment's check may take, 5 to 3600.
     type: int
     default: 120
+  dest:
+    description:
+      - Also write the result as JSON to this file on the target. Only then can the module report a change
+        (when the file content differs).
+    type: path
 notes:
   - C(ldconfig -p) is read for the cache; a host without it is searched without the cache, which the
     result says (C(ldconfig=false)).
@@ -169,6 +174,7 @@ def argument_spec() -> Dict[str, Any]:
             "default": list(_libdoctor.LIBRARIES),
         },
         "timeout": {"type": "int", "default": 120},
+        "dest": {"type": "path"},
         **_verdict.REQUIREMENT_SPEC,
     }
 
@@ -185,6 +191,7 @@ def option_problems(params: Dict[str, Any]) -> List[str]:
                 "(python_env_root/<name>) or leave environments empty to examine all."
             )
     problems += _validate.stack_versions("stack", params["stack"], ("cuda", "cudnn", "tensorrt"))
+    problems += _validate.dest_file("dest", params["dest"], "/var/lib/dlstack/verify/lib_doctor.json")
     return problems
 
 
@@ -285,6 +292,7 @@ def main() -> None:
         bad = {f.split(":", 1)[0] for f in found_flags}
         result["reason"] = f"{len(found_flags)} library problem(s) in {len(bad)} environment(s); see flags."
     result["elapsed_s"] = round(time.monotonic() - started, 3)
+    result["changed"] = _smoke.write_dest(module, params["dest"], result)
     if params["required"] and result["verdict"] in ("skip", "fail"):
         module.fail_json(msg=result["reason"] or "The library check did not pass.", **result)
     module.exit_json(**result)

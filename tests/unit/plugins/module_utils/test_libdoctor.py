@@ -276,9 +276,12 @@ def test_bad_input_is_refused(run_module: Runner, args: Dict[str, Any], words: s
 
 
 def test_nothing_to_examine_is_a_skip_with_the_reason(run_module: Runner, tmp_path: Path) -> None:
-    failed, result = run_module(lib_doctor.main, {"env_root": str(tmp_path), "kernel_root": str(tmp_path)})
+    dest = tmp_path / "out" / "lib_doctor.json"
+    args = {"env_root": str(tmp_path), "kernel_root": str(tmp_path), "dest": str(dest)}
+    failed, result = run_module(lib_doctor.main, args)
     assert not failed and result["verdict"] == "skip"
     assert "nothing was examined" in result["reason"]
+    assert result["changed"] is True and json.loads(dest.read_text())["verdict"] == "skip"
 
 
 def test_kernel_spec_without_display_name_leaves_a_missing_spec_alone(run_module: Runner, tmp_path: Path) -> None:

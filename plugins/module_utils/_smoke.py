@@ -30,6 +30,8 @@ LIMITS: Dict[str, Range] = {
     "matmul_size": Range(256, 65536, "matrix side", integer=True),
     "memory_mib": Range(1, 262144, "MiB", integer=True),
     "copy_mib": Range(1, 65536, "MiB", integer=True),
+    "conv_batch": Range(1, 4096, "images per convolution", integer=True),
+    "conv_channels": Range(8, 4096, "input and output channels", integer=True),
     "size": Range(1, 32768, "tensor side", integer=True),
     "steps": Range(1, 1000, "rounds", integer=True),
     "rtol": Range(0, 1, "relative tolerance"),
@@ -45,9 +47,16 @@ THRESHOLD_LIMITS: Dict[str, Range] = {
     "pcie_warn": Range(0, 1, "fraction of the link rate"),
     "spread_pct": Range(0, 100, "percent"),
     "sustain_warn": Range(0, 1, "fraction of the fastest round"),
+    "conv_pass": Range(0, 1, "fraction of spec", low_open=True),
+    "conv_warn": Range(0, 1, "fraction of spec"),
 }
 # Each warn fraction (below it a check fails) must be at or below its pass fraction.
-THRESHOLD_PAIRS = {"matmul_warn": "matmul_pass", "memory_warn": "memory_pass", "pcie_warn": "pcie_pass"}
+THRESHOLD_PAIRS = {
+    "matmul_warn": "matmul_pass",
+    "memory_warn": "memory_pass",
+    "pcie_warn": "pcie_pass",
+    "conv_warn": "conv_pass",
+}
 
 
 def default_python() -> str:

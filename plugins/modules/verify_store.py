@@ -14,7 +14,7 @@ description:
   - Records the installed stack (driver, CUDA, cuDNN, TensorRT, TensorFlow, Python, numpy) from the versions
     the modules reported, else O(stack), else the host's C(dlstack*) local facts (O(local_facts)). A
     version found nowhere is left V(null) and shown as a dash in the report.
-  - Builds the host record from the gpu_info, gpu_smoke, xla_smoke and trt_smoke results, compares
+  - Builds the host record from the gpu_info, gpu_smoke, xla_smoke, trt_smoke and lib_doctor results, compares
     its figures with the C(latest.json) already in O(dir) and writes the new C(latest.json) plus a
     timestamped copy, keeping the newest O(keep) copies.
   - When the new record differs from the stored C(latest.json) only in its times (when it was made, how long
@@ -36,7 +36,7 @@ options:
   results:
     description:
       - Registered results of the verification modules, keyed by module name (C(gpu_info), C(gpu_smoke),
-        C(xla_smoke), C(trt_smoke)); other keys and results of the wrong shape are refused.
+        C(xla_smoke), C(trt_smoke), C(lib_doctor)); other keys and results of the wrong shape are refused.
     type: dict
     required: true
   host:

@@ -6,6 +6,8 @@
 # Also kept, for the parser corpus and the record: the raw nvidia-smi outputs (raw/), gpu_info read
 # through NVML and through nvidia-smi separately, and a plain torch bf16 matmul (reference_matmul.py)
 # that gpu_smoke's bf16 figure is stated against (summary.json: reference.ratio).
+# gpu_smoke's default checks include the 3x3 convolution through cuDNN in fp32 and fp16 (conv_fp32, conv_fp16,
+# in each backend); lib_doctor reports which CUDA libraries the interpreter's environment loads (when it is a venv).
 #
 # Environment:
 #   DLSTACK_GPU_PYTHON  interpreter that has the frameworks (default: python3 on PATH)
@@ -142,6 +144,12 @@ for backend in jax tensorflow torch; do
     fi
 done
 run trt_smoke trt_smoke "{\"python\": \"$PY\", \"time_budget\": 10}"
+PY_ENV="$(dirname "$(dirname "$PY")")"
+if [ -f "$PY_ENV/pyvenv.cfg" ] || [ -d "$PY_ENV/conda-meta" ]; then
+    run lib_doctor lib_doctor "{\"environments\": [\"$PY_ENV\"], \"profile\": \"gpu\"}"
+else
+    echo "== lib_doctor: skipped, $PY is not in a venv or conda environment"
+fi
 
 if [ $(($(date +%s) - START)) -lt 360 ]; then
     echo "== verify playbook (fleet report)"

@@ -340,3 +340,40 @@ def test_b200_memory_bandwidth_is_judged_against_the_hgx_table_7_7_tbs() -> None
     """NVIDIA's HGX table: 7.7 TB/s per HGX B200 GPU; 7.0 TB/s measured is 91 % of it."""
     entry = _one_check("NVIDIA B200", "memory_bw", {"gbs": 7000.0, "bytes": 1, "copy_ok": True})
     assert entry["peak"] == 7700.0 and entry["fraction"] == pytest.approx(7000.0 / 7700.0)
+
+
+def conv(tflops: float, err: Any = 1e-4) -> Dict[str, Any]:
+    return {"tflops": tflops, "max_rel_err": err, "batch": 32, "channels": 256, "library": "cuDNN 90300"}
+
+
+@pytest.mark.parametrize(
+    ("check", "tflops", "err", "status", "words"),
+    [
+        # H100 SXM fp16 (dense) peak 989 TFLOP/s, fp32 67: conv_pass 0.35, conv_warn 0.25.
+        ("conv_fp16", 400.0, 2e-3, "pass", "40 % of spec (pass at 35 %)."),
+        ("conv_fp16", 300.0, 2e-3, "warn", "Only 30 % of spec"),
+        ("conv_fp16", 200.0, 2e-3, "fail", "Only 20 % of spec"),
+        ("conv_fp32", 30.0, 5e-4, "pass", "45 % of spec"),
+        # A cuDNN that computes wrong answers fails however fast it is; fp32 is held to 1e-3, not fp16's 1e-2.
+        ("conv_fp32", 60.0, 5e-3, "fail", "Numerical mismatch against the float64 reference"),
+        ("conv_fp16", 900.0, None, "fail", "NaN/Inf in the result"),
+    ],
+)
+def test_convolution_is_judged_against_the_peak_of_its_precision(
+    check: str, tflops: float, err: Any, status: str, words: str
+) -> None:
+    entry = v.judge_check(check, conv(tflops, err), h100(), None, TH)
+    assert entry["status"] == status, entry
+    assert words in entry["reason"], entry["reason"]
+    assert entry["unit"] == "TFLOP/s" and entry["library"] == "cuDNN 90300"
+    assert (entry["batch"], entry["channels"]) == (32, 256)
+    assert entry["tolerance"] == v.CONV_TOLERANCES[check.split("_")[1]]
+
+
+def test_convolution_error_or_skip_from_the_workload() -> None:
+    missing = v.judge_check(
+        "conv_fp16", {"error": "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED"}, h100(), None, TH
+    )
+    assert missing["status"] == "fail" and "CUDNN_STATUS_NOT_INITIALIZED" in missing["reason"]
+    cupy = v.judge_check("conv_fp32", {"skipped": "CuPy cannot reach cuDNN (cupy.cudnn: ...)"}, h100(), None, TH)
+    assert cupy["status"] == "skip"

@@ -125,3 +125,66 @@ def test_version_the_distribution_does_not_carry_fails_before_any_change(host, r
     assert re.search(r"\bchanged=0\b.*\bfailed=1\b", out), out[-3000:]
     assert not host.file("/usr/local/cuda-12.6").exists
     assert host.file("/usr/local/cuda").linked_to == f"/usr/local/cuda-{version}"
+
+
+# Environment modules: Lmod on Debian 12 (with a second toolkit, CUDA 12.5 from NVIDIA's wheels), environment-modules
+# on Debian 13.
+MODULES = {"debian12": ("lmod", "/etc/lmod/modules", ".lua"), "debian13": ("environment-modules", "/etc/environment-modules/modules", "")}
+
+
+@pytest.fixture
+def modules(host) -> tuple[str, str, str]:
+    return next(value for key, value in MODULES.items() if key in host.backend.get_hostname())
+
+
+def _login(host, script: str):
+    return host.run("bash -lc " + "'" + script.replace("'", "'\\''") + "'")
+
+
+def test_module_system_installed_with_a_modulefile_per_toolkit(host, release, modules):
+    package, folder, suffix = modules
+    assert host.package(package).is_installed
+    text = host.file(f"{folder}/cuda/{release[0]}{suffix}").content_string
+    assert "Managed by gpulab.dlstack (env_modules)" in text
+    assert ('family("cuda")' if suffix else "conflict cuda") in text, text
+
+
+def test_module_load_cuda_sets_nvcc_and_cuda_home(host, release):
+    version = release[0]
+    run = _login(host, f"module load cuda/{version} && echo $CUDA_HOME && command -v nvcc && nvcc --version "
+                 "&& echo $LD_LIBRARY_PATH")
+    assert run.rc == 0, run.stdout + run.stderr
+    home, nvcc, *rest = run.stdout.splitlines()
+    assert home == f"/usr/local/cuda-{version}"
+    assert nvcc == f"/usr/local/cuda-{version}/bin/nvcc"
+    assert f"release {version}," in "\n".join(rest)
+    assert rest[-1].split(":")[0] == f"/usr/local/cuda-{version}/lib64"
+
+
+def test_second_cuda_module_swaps_under_lmod(host, release, modules):
+    if modules[0] != "lmod":
+        pytest.skip("Lmod platform only (Debian 12); environment-modules is checked by the conflict test")
+    distro = release[0]
+    run = _login(host, f"module load cuda/{distro} && module load cuda/12.5 && echo $CUDA_HOME && command -v ptxas "
+                 "&& module -t list 2>&1")
+    assert run.rc == 0, run.stdout + run.stderr
+    home, ptxas, *loaded = run.stdout.splitlines()
+    assert home == "/usr/local/cuda-12.5"
+    assert ptxas == "/usr/local/cuda-12.5/bin/ptxas"
+    assert "cuda/12.5" in loaded and f"cuda/{distro}" not in loaded, loaded
+    assert re.search(r"automatically replacing|reloaded with a version change", run.stderr), run.stderr
+
+
+def test_second_cuda_module_conflicts_under_environment_modules(host, release, modules):
+    """Another cuda module (a throwaway one on a private module path) is refused while cuda/X.Y is loaded."""
+    if modules[0] != "environment-modules":
+        pytest.skip("environment-modules platform only (Debian 13); Lmod is checked by the swap test")
+    version = release[0]
+    other = "/root/other-modules"
+    host.run(f"rm -rf {other} && mkdir -p {other}/cuda && printf '#%%Module1.0\\nsetenv CUDA_HOME /nowhere\\n' "
+             f"> {other}/cuda/0.0")
+    run = _login(host, f"module use {other}; module load cuda/{version} && module load cuda/0.0; "
+                 "echo rc=$? $CUDA_HOME; module -t list 2>&1")
+    assert f"rc=1 /usr/local/cuda-{version}" in run.stdout, run.stdout + run.stderr
+    assert "conflict" in (run.stdout + run.stderr).lower()
+    assert "cuda/0.0" not in run.stdout.split("rc=1", 1)[1]

@@ -188,3 +188,53 @@ def test_second_cuda_module_conflicts_under_environment_modules(host, release, m
     assert f"rc=1 /usr/local/cuda-{version}" in run.stdout, run.stdout + run.stderr
     assert "conflict" in (run.stdout + run.stderr).lower()
     assert "cuda/0.0" not in run.stdout.split("rc=1", 1)[1]
+
+
+# The fabric manager on the stand-in HGX H100 bus: the stand-in packages (tests/standins/fake_fabricmanager.yml) hold
+# one version at the driver's and a newer decoy.
+DRIVER = {"debian12": "535.261.03", "debian13": "550.163.01"}
+
+
+@pytest.fixture
+def driver(host) -> str:
+    return next(value for key, value in DRIVER.items() if key in host.backend.get_hostname())
+
+
+def test_fabric_manager_installed_at_the_driver_version_pinned_and_held(host, driver):
+    name = f"nvidia-fabricmanager-{driver.split('.')[0]}"
+    userspace = host.check_output("dpkg-query -W -f='${Version}' libcuda1")
+    assert userspace.startswith(driver + "-"), f"the stand-in expects driver {driver}, Debian ships {userspace}"
+    pkg = host.package(name)
+    assert pkg.is_installed and pkg.version == f"{driver}-1", pkg.version
+    assert host.check_output(f"dpkg-query -W -f='${{Status}}' {name}").startswith("hold ")
+    policy = host.check_output(f"apt-cache policy {name}")
+    decoy = f"{driver.split('.')[0]}.999.01-1"
+    assert re.search(rf"{re.escape(decoy)} -1\b", policy), policy
+    assert re.search(rf"\*\*\* {re.escape(driver)}-1 1001\b", policy), policy
+
+
+def test_fabric_manager_enabled_but_waits_for_the_kernel_module(host):
+    service = host.service("nvidia-fabricmanager")
+    assert service.is_enabled
+    assert not service.is_running, "a container has no NVIDIA kernel module, so the role must not start it"
+
+
+def test_fabric_manager_check_fails_when_not_running_and_passes_when_running(host, scenario_playbook):
+    import json
+
+    host.run("systemctl stop nvidia-fabricmanager")
+    proc = scenario_playbook("fabric_check.yml")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    result = json.loads(host.file("/root/fabric_check.json").content_string)
+    assert result["nvswitch"] and result["generation"] == 3 and len(result["switches"]) == 4, result
+    assert result["verdict"] == "fail", result
+    assert "nvidia-fabricmanager is inactive on an NVSwitch system" in result["reason"], result["reason"]
+    assert "error 802" in result["reason"]
+    assert host.run("systemctl start nvidia-fabricmanager").rc == 0
+    try:
+        proc = scenario_playbook("fabric_check.yml")
+        assert proc.returncode == 0, proc.stdout[-3000:]
+        result = json.loads(host.file("/root/fabric_check.json").content_string)
+        assert result["verdict"] == "pass" and result["service_state"] == "active", result
+    finally:
+        host.run("systemctl stop nvidia-fabricmanager")

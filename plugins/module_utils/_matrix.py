@@ -1080,7 +1080,7 @@ FABRIC_MANAGER: Dict[str, Any] = {
 }
 
 # NVLink per GPU model for the multi-GPU checks: one-way GB/s per link and links per GPU (`nvidia-smi topo -m` shows
-# NV<links> between two GPUs). PCIe: one-way GB/s of an x16 link per generation (128b/130b encoding).
+# NV<links> between two GPUs). PCIe pairs are judged by the link rate gpu_smoke uses (_verdict.link_gbs).
 _SRC_NVLINK = "NVIDIA datasheets (NVLink bandwidth per GPU, both directions) and NVLink generation pages"
 NVLINK: List[Dict[str, Any]] = [
     {"gpu": "Tesla V100-SXM2-16GB", "generation": 2, "link_gbs": 25.0, "links": 6, "source": _SRC_NVLINK},
@@ -1092,7 +1092,6 @@ NVLINK: List[Dict[str, Any]] = [
      "source": _SRC_NVLINK + " (600 GB/s NVLink bridge) [U]"},
     {"gpu": "NVIDIA B200", "generation": 5, "link_gbs": 50.0, "links": 18, "source": _SRC_NVLINK},
 ]
-PCIE_X16_GBS: Dict[int, float] = {3: 15.75, 4: 31.5, 5: 63.0, 6: 121.0}
 # Suggested verdicts for the multi-GPU checks, as fractions of the link's one-way rate: a P2P copy between two GPUs,
 # and the all-reduce bus bandwidth (nccl-tests' busbw; NVLS/SHARP reduction on NVSwitch can exceed the one-way rate).
 MULTI_GPU_THRESHOLDS: Dict[str, Any] = {

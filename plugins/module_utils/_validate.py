@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence
 VERDICTS = ("pass", "warn", "fail", "skip")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 TIMESTAMP = re.compile(r"^\d{8}T\d{6}Z$")
-RECORD_MODULES = ("gpu_info", "gpu_smoke", "xla_smoke", "trt_smoke")
+RECORD_MODULES = ("gpu_info", "gpu_smoke", "xla_smoke", "trt_smoke", "fabric_info", "multigpu_smoke", "dcgm_diag")
 
 
 class Range(NamedTuple):
@@ -198,6 +198,9 @@ CHECK_NUMBERS = {
     "gpu_smoke": ("value", "fraction", "speedup", "sustained"),
     "xla_smoke": ("steady_xla_s", "speedup"),
     "trt_smoke": ("latency_ms", "speedup"),
+    "fabric_info": (),
+    "multigpu_smoke": ("value", "fraction"),
+    "dcgm_diag": (),
 }
 
 

@@ -166,3 +166,19 @@ def test_thresholds_out_of_order_are_refused(run_module: Runner, monkeypatch: py
     _fake(monkeypatch, [_h100(0), _h100(1)], None, "")
     failed, result = run_module(multigpu_smoke.main, {"thresholds": {"p2p_pass": 0.4, "p2p_warn": 0.6}})
     assert failed and "p2p_warn" in result["msg"], result
+
+
+def test_the_host_record_carries_the_new_checks() -> None:
+    from ansible_collections.gpulab.dlstack.plugins.module_utils import _report
+
+    judged = _multigpu.judge(_doc(8, 380.0, 360.0), _multigpu.parse_topology(HGX_H100_TOPO), [_h100(i) for i in range(8)],
+                             _multigpu.DEFAULT_THRESHOLDS)
+    modules = {
+        "multigpu_smoke": {"verdict": judged["verdict"], "checks": judged["checks"]},
+        "fabric_info": {"verdict": "fail", "reason": "nvidia-fabricmanager is inactive on an NVSwitch system"},
+        "dcgm_diag": {"verdict": "skip", "reason": "DCGM is not installed"},
+    }
+    record = _report.host_record("gpu01", "t", modules, None, 10.0)
+    assert record["verdict"] == "fail" and record["verdicts"]["multigpu_smoke"] == "pass"
+    assert record["figures"]["multigpu_smoke.allreduce_busbw"] == pytest.approx(360.0)
+    assert any("fabric_info: fail" in line for line in _report.summary_lines(record))

@@ -45,6 +45,9 @@ options:
     description: The sysfs folder scanned for NVIDIA GPUs when O(profile=auto).
     type: path
     default: /sys/bus/pci/devices
+  dest:
+    description: Also write the result as JSON to this file; the module then reports a change when the file changes.
+    type: path
 """
 
 EXAMPLES = r"""
@@ -90,9 +93,15 @@ gpu_requirement:
 from typing import Any, Dict
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpulab.dlstack.plugins.module_utils import _dcgm
+from ansible_collections.gpulab.dlstack.plugins.module_utils import _dcgm, _smoke
 from ansible_collections.gpulab.dlstack.plugins.module_utils._gpu_info import scan_sysfs
 from ansible_collections.gpulab.dlstack.plugins.module_utils._verdict import REQUIREMENT_SPEC, gpu_requirement, unavailable
+
+
+def finish(module: AnsibleModule, result: Dict[str, Any], verdict: str, reason: str) -> None:
+    result.update(verdict=verdict, reason=reason)
+    result["changed"] = _smoke.write_dest(module, module.params["dest"], result)
+    module.exit_json(**result)
 
 
 def main() -> None:
@@ -103,6 +112,7 @@ def main() -> None:
             missing=dict(type="str", choices=["fail", "warn"], default="fail"),
             dcgmi=dict(type="path"),
             pci_devices_path=dict(type="path", default="/sys/bus/pci/devices"),
+            dest=dict(type="path"),
             **REQUIREMENT_SPEC,
         ),
         supports_check_mode=True,
@@ -120,21 +130,21 @@ def main() -> None:
         outcome = unavailable(needed, "DCGM is not installed (no dcgmi on PATH), so its diagnostic did not run.")
         if outcome["status"] == "fail" and p["missing"] == "warn":
             outcome["status"] = "warn"
-        module.exit_json(verdict=outcome["status"], reason=outcome["reason"], **result)
+        finish(module, result, outcome["status"], outcome["reason"])
     if module.check_mode:
         module.exit_json(verdict="skip", reason="Check mode: dcgmi diag was not run.", **result)
     timeout = module.get_bin_path("timeout")
     cmd = [timeout, "--kill-after=15", str(p["timeout"]), *command] if timeout else command
     rc, out, err = module.run_command(cmd, environ_update={"LC_ALL": "C"})
     if timeout and rc in (124, 137):
-        module.exit_json(verdict="fail", reason=f"dcgmi diag ran past {p['timeout']} s and was stopped.", **result)
+        finish(module, result, "fail", f"dcgmi diag ran past {p['timeout']} s and was stopped.")
     parsed = _dcgm.parse(out)
     judged = _dcgm.verdict(parsed, rc, err or out)
     result.update(tests=parsed["tests"], dcgm_version=parsed["version"], ran=parsed["readable"])
     if judged["verdict"] == "not_run":
         outcome = unavailable(needed, judged["reason"])
         judged = {"verdict": outcome["status"], "reason": outcome["reason"]}
-    module.exit_json(**judged, **result)
+    finish(module, result, judged["verdict"], judged["reason"])
 
 
 if __name__ == "__main__":

@@ -42,6 +42,9 @@ options:
     description: Ask systemd for the fabric manager's state and return a verdict.
     type: bool
     default: false
+  dest:
+    description: Also write the result as JSON to this file; the module then reports a change when the file changes.
+    type: path
 """
 
 EXAMPLES = r"""
@@ -100,7 +103,7 @@ verdict:
 from typing import Any, Dict, Optional
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpulab.dlstack.plugins.module_utils import _fabric
+from ansible_collections.gpulab.dlstack.plugins.module_utils import _fabric, _smoke
 from ansible_collections.gpulab.dlstack.plugins.module_utils._matrix import FABRIC_MANAGER
 
 
@@ -120,6 +123,7 @@ def main() -> None:
             manager=dict(type="str", choices=["apt", "dnf"], default="apt"),
             force=dict(type="bool"),
             check_service=dict(type="bool", default=False),
+            dest=dict(type="path"),
         ),
         supports_check_mode=True,
     )
@@ -140,6 +144,7 @@ def main() -> None:
         state = service_state(module, result["service"]) if found["nvswitch"] else None
         result["service_state"] = state
         result.update(_fabric.verdict(found, state, result["service"]))
+    result["changed"] = _smoke.write_dest(module, p["dest"], result)
     module.exit_json(**result)
 
 

@@ -13,8 +13,17 @@ import json
 from typing import Any, Dict, List, Optional
 
 ROOTS = ("DCGM GPU Diagnostic", "DCGM Diagnostic")
-_STATUS = {"pass": "pass", "warn": "warn", "warning": "warn", "fail": "fail", "failed": "fail",
-           "skip": "skip", "skipped": "skip", "not run": "skip", "notrun": "skip"}
+_STATUS = {
+    "pass": "pass",
+    "warn": "warn",
+    "warning": "warn",
+    "fail": "fail",
+    "failed": "fail",
+    "skip": "skip",
+    "skipped": "skip",
+    "not run": "skip",
+    "notrun": "skip",
+}
 
 
 def _document(text: str) -> Optional[Dict[str, Any]]:
@@ -29,7 +38,7 @@ def _document(text: str) -> Optional[Dict[str, Any]]:
 
 
 def parse(text: str) -> Dict[str, Any]:
-    """Tests (category, name, status, gpus, warnings) and the run's version and runtime error; tests [] if unreadable."""
+    """Tests (category, name, status, gpus, warnings), the run's version and runtime error; no tests if unreadable."""
     doc = _document(text)
     root = next((doc[k] for k in ROOTS if doc and isinstance(doc.get(k), dict)), None)
     if root is None:

@@ -99,7 +99,7 @@ def env_modules(root: str) -> List[Module]:
         else:
             continue
         wheel_libs = sorted(glob.glob(os.path.join(prefix, "lib", "python3*", "site-packages", "nvidia", "*", "lib")))
-        paths = (("PATH", (os.path.join(prefix, "bin"),)),)
+        paths: Tuple[Tuple[str, Tuple[str, ...]], ...] = (("PATH", (os.path.join(prefix, "bin"),)),)
         if wheel_libs:
             paths += (("LD_LIBRARY_PATH", tuple(wheel_libs)),)
         out.append(Module("dlenv", name, prefix, f"gpulab.dlstack Python environment {name}", home, paths))

@@ -108,7 +108,9 @@ def upstream_version(version: str) -> Optional[str]:
     return match.group(1) if match else None
 
 
-def packages(manager: str, driver_version: str, nvlsm: bool, table: Optional[Mapping[str, Any]] = None) -> List[Dict[str, str]]:
+def packages(
+    manager: str, driver_version: str, nvlsm: bool, table: Optional[Mapping[str, Any]] = None
+) -> List[Dict[str, str]]:
     """The fabric manager packages for a driver version: name, version pattern and install spec per package manager.
 
     apt: ``nvidia-fabricmanager-<branch>`` (``nvidia-fabricmanager`` from branch 590), ``<version>-*``; dnf:

@@ -60,10 +60,10 @@ def parse_instances(text: str) -> Dict[int, List[Dict[str, Any]]]:
 def table_problems(layout: Mapping[str, Sequence[str]], table: Sequence[Mapping[str, Any]]) -> List[str]:
     """Layouts a GPU model cannot hold, from the profile table (slices, memory slices, most instances per profile)."""
     problems: List[str] = []
-    rows = {}
-    for row in table:
-        for name in [row["gpu"], *row.get("aliases", [])]:
-            rows[name] = row
+    rows: Dict[str, Mapping[str, Any]] = {}
+    for entry in table:
+        for name in [entry["gpu"], *entry.get("aliases", [])]:
+            rows[name] = entry
     for model, wanted in layout.items():
         row = rows.get(model)
         if row is None:
@@ -80,7 +80,9 @@ def table_problems(layout: Mapping[str, Sequence[str]], table: Sequence[Mapping[
                 f"(profiles: {', '.join(row['profiles'])})."
             )
             continue
-        too_many = [f"{p} x{n} (at most {row['profiles'][p][2]})" for p, n in counts.items() if n > row["profiles"][p][2]]
+        too_many = [
+            f"{p} x{n} (at most {row['profiles'][p][2]})" for p, n in counts.items() if n > row["profiles"][p][2]
+        ]
         compute = sum(row["profiles"][p][0] for p in wanted)
         memory = sum(row["profiles"][p][1] for p in wanted)
         if too_many or compute > row["slices"] or memory > row["memory_slices"]:
@@ -97,16 +99,28 @@ def table_problems(layout: Mapping[str, Sequence[str]], table: Sequence[Mapping[
 
 
 def plan_gpu(
-    gpu: Mapping[str, Any], wanted: Sequence[str], offered: Mapping[str, Mapping[str, int]], current: Sequence[Mapping[str, Any]]
+    gpu: Mapping[str, Any],
+    wanted: Sequence[str],
+    offered: Mapping[str, Mapping[str, int]],
+    current: Sequence[Mapping[str, Any]],
 ) -> Dict[str, Any]:
     """What one GPU needs: nothing, MIG mode on (pending a reset), or its instances rebuilt to the wanted profiles."""
     index = gpu["index"]
-    out: Dict[str, Any] = {"index": index, "name": gpu["name"], "wanted": list(wanted), "current": [i["profile"] for i in current],
-                           "commands": [], "pending": None, "problem": None}
+    out: Dict[str, Any] = {
+        "index": index,
+        "name": gpu["name"],
+        "wanted": list(wanted),
+        "current": [i["profile"] for i in current],
+        "commands": [],
+        "pending": None,
+        "problem": None,
+    }
     missing = sorted({p for p in wanted if p not in offered}) if offered else []
     if missing:
-        out["problem"] = (f"GPU {index} ({gpu['name']}) does not offer {', '.join(missing)} "
-                          f"(nvidia-smi mig -lgip lists {', '.join(offered)}).")
+        out["problem"] = (
+            f"GPU {index} ({gpu['name']}) does not offer {', '.join(missing)} "
+            f"(nvidia-smi mig -lgip lists {', '.join(offered)})."
+        )
         return out
     if str(gpu.get("mig_current", "")).lower() != "enabled":
         if str(gpu.get("mig_pending", "")).lower() != "enabled":
@@ -166,8 +180,10 @@ def main(argv: Sequence[str]) -> int:
         return 1
     error = apply(_subprocess, smi, plans)
     for item in plans:
-        print(f"dlstack-mig: GPU {item['index']} ({item['name']}): {item['wanted']}"
-              + (f" - {item['pending']}" if item["pending"] else ""))
+        print(
+            f"dlstack-mig: GPU {item['index']} ({item['name']}): {item['wanted']}"
+            + (f" - {item['pending']}" if item["pending"] else "")
+        )
     if error:
         print("dlstack-mig: " + error, file=sys.stderr)
         return 1

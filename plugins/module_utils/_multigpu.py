@@ -52,17 +52,27 @@ def link_spec(kind: str, gpu: Mapping[str, Any], peer: Mapping[str, Any]) -> Dic
         links = int(match.group(1))
         row = nvlink_row(gpu.get("name")) or nvlink_row(peer.get("name"))
         if row is None:
-            return {"kind": "nvlink", "links": links, "gbs": None,
-                    "basis": f"{links} NVLinks, but no NVLink spec for {gpu.get('name')}"}
+            return {
+                "kind": "nvlink",
+                "links": links,
+                "gbs": None,
+                "basis": f"{links} NVLinks, but no NVLink spec for {gpu.get('name')}",
+            }
         gbs = links * row["link_gbs"]
-        return {"kind": "nvlink", "links": links, "gbs": gbs,
-                "basis": f"{links} x NVLink{row['generation']} at {row['link_gbs']:g} GB/s one way = {gbs:g} GB/s"}
+        return {
+            "kind": "nvlink",
+            "links": links,
+            "gbs": gbs,
+            "basis": f"{links} x NVLink{row['generation']} at {row['link_gbs']:g} GB/s one way = {gbs:g} GB/s",
+        }
     if kind in PCIE_PATHS:
         gens = [g.get("pcie_gen_current") or g.get("pcie_gen_max") for g in (gpu, peer)]
         widths = [g.get("pcie_width_current") or g.get("pcie_width_max") or 16 for g in (gpu, peer)]
         gen = min((g for g in gens if g), default=None)
         gbs = link_gbs(gen, min(widths)) if gen else None
-        basis = f"PCIe ({kind}) gen{gen} x{min(widths)} one way = {gbs:g} GB/s" if gbs else f"PCIe ({kind}), gen unknown"
+        basis = (
+            f"PCIe ({kind}) gen{gen} x{min(widths)} one way = {gbs:g} GB/s" if gbs else f"PCIe ({kind}), gen unknown"
+        )
         return {"kind": "pcie", "path": kind, "gbs": gbs, "basis": basis}
     return {"kind": "unknown", "gbs": None, "basis": f"link {kind!r} not understood"}
 
@@ -74,8 +84,13 @@ def _judge(value: Optional[float], spec: Optional[float], pass_at: float, warn_a
         return {"status": "warn", "value": value, "reason": "no link spec to judge by: at most warn"}
     fraction = value / spec
     status = grade(fraction, pass_at, warn_at)
-    return {"status": status, "value": round(value, 2), "spec": spec, "fraction": round(fraction, 3),
-            "reason": f"{fraction:.0%} of the link (pass at {pass_at:.0%})"}
+    return {
+        "status": status,
+        "value": round(value, 2),
+        "spec": spec,
+        "fraction": round(fraction, 3),
+        "reason": f"{fraction:.0%} of the link (pass at {pass_at:.0%})",
+    }
 
 
 def judge(
@@ -98,8 +113,11 @@ def judge(
             entry = _judge(value, spec["gbs"], thresholds["p2p_pass"], thresholds["p2p_warn"])
             peer = bool(access[i][j]) if i < len(access) and j < len(access[i]) else None
             if peer is False and spec["kind"] == "nvlink":
-                entry = {"status": "fail", "value": value,
-                         "reason": "no peer access between NVLink-connected GPUs (copies go through the host)"}
+                entry = {
+                    "status": "fail",
+                    "value": value,
+                    "reason": "no peer access between NVLink-connected GPUs (copies go through the host)",
+                }
             elif peer is False and entry["status"] == "pass":
                 entry.update(status="warn", reason=entry["reason"] + "; no peer access: copies go through the host")
             entry.update(src=i, dst=j, link=spec, peer_access=peer)
@@ -108,7 +126,7 @@ def judge(
             pairs.append(entry)
     checks: Dict[str, Dict[str, Any]] = {}
     if pairs:
-        slowest = min(pairs, key=lambda e: (e.get("fraction") if e.get("fraction") is not None else -1))
+        slowest = min(pairs, key=lambda e: float(e["fraction"]) if e.get("fraction") is not None else -1.0)
         status = worst(e["status"] for e in pairs)
         bad = [f"{e['src']}->{e['dst']}" for e in pairs if e["status"] != "pass"]
         checks["p2p"] = {
@@ -131,7 +149,7 @@ def judge(
     return {"pairs": pairs, "checks": checks, "verdict": worst(c["status"] for c in checks.values())}
 
 
-SCRIPT = r'''
+SCRIPT = r"""
 import json, sys, time
 
 def main():
@@ -265,4 +283,4 @@ try:
     main()
 except Exception as exc:
     print(json.dumps({"error": "%s: %s" % (type(exc).__name__, exc)}))
-'''
+"""

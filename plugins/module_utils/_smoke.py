@@ -79,7 +79,7 @@ def parse_document(stdout: str) -> Dict[str, Any]:
 
 
 def run_script(
-    module: Any, python: str, name: str, config: Dict[str, Any], limit_s: float, source: Optional[str] = None
+    module: Any, python: str, name: str, config: Dict[str, Any], limit_s: float, *, source: Optional[str] = None
 ) -> Tuple[Optional[Dict[str, Any]], Optional[str]]:
     """Run workload `name` (or the script `source`) with `python`; return (document, None) or (None, error sentence)."""
     tmpdir = module.tmpdir

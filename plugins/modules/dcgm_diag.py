@@ -95,7 +95,11 @@ from typing import Any, Dict
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpulab.dlstack.plugins.module_utils import _dcgm, _smoke
 from ansible_collections.gpulab.dlstack.plugins.module_utils._gpu_info import scan_sysfs
-from ansible_collections.gpulab.dlstack.plugins.module_utils._verdict import REQUIREMENT_SPEC, gpu_requirement, unavailable
+from ansible_collections.gpulab.dlstack.plugins.module_utils._verdict import (
+    REQUIREMENT_SPEC,
+    gpu_requirement,
+    unavailable,
+)
 
 
 def finish(module: AnsibleModule, result: Dict[str, Any], verdict: str, reason: str) -> None:
@@ -124,8 +128,9 @@ def main() -> None:
     needed = gpu_requirement(p["required"], p["profile"], present, p["gpu_seen"])
     dcgmi = p["dcgmi"] or module.get_bin_path("dcgmi")
     command = [dcgmi or "dcgmi", "diag", "-r", str(p["level"]), "-j"]
-    result: Dict[str, Any] = dict(changed=False, ran=False, tests=[], dcgm_version=None, command=command,
-                                  gpu_requirement=needed)
+    result: Dict[str, Any] = dict(
+        changed=False, ran=False, tests=[], dcgm_version=None, command=command, gpu_requirement=needed
+    )
     if not dcgmi:
         outcome = unavailable(needed, "DCGM is not installed (no dcgmi on PATH), so its diagnostic did not run.")
         if outcome["status"] == "fail" and p["missing"] == "warn":

@@ -140,16 +140,20 @@ def main() -> None:
         "removed": remove,
     }
     if module._diff and changed:
-        result["diff"] = [{"before_header": rel, "after_header": rel, "before": "", "after": text}
-                          for rel, text in sorted(write.items())]
-        result["diff"] += [{"before_header": rel, "after_header": "(removed)", "before": rel, "after": ""}
-                           for rel in remove]
+        result["diff"] = [
+            {"before_header": rel, "after_header": rel, "before": "", "after": text}
+            for rel, text in sorted(write.items())
+        ]
+        result["diff"] += [
+            {"before_header": rel, "after_header": "(removed)", "before": rel, "after": ""} for rel in remove
+        ]
     if changed and not module.check_mode:
         try:
             apply(module, write, remove)
         except OSError as err:
-            module.fail_json(msg=f"could not write the modulefiles under {p['path']}: {err}",
-                             exception=traceback.format_exc())
+            module.fail_json(
+                msg=f"could not write the modulefiles under {p['path']}: {err}", exception=traceback.format_exc()
+            )
     module.exit_json(**result)
 
 

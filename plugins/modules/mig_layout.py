@@ -33,7 +33,8 @@ attributes:
 options:
   layout:
     description:
-      - 'GPU model name to the list of GPU instance profiles, for example C({"NVIDIA A100-SXM4-80GB": ["3g.40gb", "3g.40gb"]}).'
+      - GPU model name to the list of GPU instance profiles,
+      - 'for example C({"NVIDIA A100-SXM4-80GB": ["3g.40gb", "3g.40gb"]}).'
     type: dict
     required: true
   nvidia_smi:
@@ -50,7 +51,8 @@ EXAMPLES = r"""
 
 RETURN = r"""
 gpus:
-  description: Per GPU of a model in the layout - index, name, wanted, current, commands (run or would run), pending, problem.
+  description:
+    - Per GPU of a model in the layout - index, name, wanted, current, commands (run or would run), pending, problem.
   returned: always
   type: list
   elements: dict
@@ -84,7 +86,9 @@ def main() -> None:
     layout = module.params["layout"]
     bad = [k for k, v in layout.items() if not (isinstance(v, list) and all(isinstance(p, str) for p in v))]
     if bad:
-        module.fail_json(msg=f"nvidia_mig_layout[{bad[0]!r}] must be a list of profile names such as [3g.40gb, 3g.40gb].")
+        module.fail_json(
+            msg=f"nvidia_mig_layout[{bad[0]!r}] must be a list of profile names such as [3g.40gb, 3g.40gb]."
+        )
     problems = _mig.table_problems(layout, MIG_PROFILES)
     if problems:
         module.fail_json(msg=" ".join(problems))

@@ -13,9 +13,15 @@ import os
 import sys
 
 PROFILES = {  # name: (id, compute slices, memory slices, instances)
-    "NVIDIA A100-SXM4-80GB": [("1g.10gb", 19, 1, 1, 7), ("1g.10gb+me", 20, 1, 1, 1), ("1g.20gb", 15, 1, 2, 4),
-                              ("2g.20gb", 14, 2, 2, 3), ("3g.40gb", 9, 3, 4, 2), ("4g.40gb", 5, 4, 4, 1),
-                              ("7g.80gb", 0, 7, 8, 1)],
+    "NVIDIA A100-SXM4-80GB": [
+        ("1g.10gb", 19, 1, 1, 7),
+        ("1g.10gb+me", 20, 1, 1, 1),
+        ("1g.20gb", 15, 1, 2, 4),
+        ("2g.20gb", 14, 2, 2, 3),
+        ("3g.40gb", 9, 3, 4, 2),
+        ("4g.40gb", 5, 4, 4, 1),
+        ("7g.80gb", 0, 7, 8, 1),
+    ],
 }
 RULE = "+" + "-" * 77 + "+"
 
@@ -57,7 +63,10 @@ def run(state, argv):
             used = instances.get(str(g["index"]), [])
             for name, pid, _c, _m, total in PROFILES.get(g["name"], []):
                 free = max(0, total - sum(1 for i in used if i["profile"] == name))
-                print(f"|  {g['index']:2d}  MIG {name:<13} {pid:3d}     {free}/{total}        9.75       No     28     1     0   |")
+                print(
+                    f"|  {g['index']:2d}  MIG {name:<13} {pid:3d}     {free}/{total}"
+                    "        9.75       No     28     1     0   |"
+                )
                 print("|" + " " * 60 + "1     0     0   |\n" + RULE)
         return 0
     if verb == "-lgi":
@@ -67,7 +76,10 @@ def run(state, argv):
             return 6
         print("+" + "-" * 55 + "+\n| GPU instances:" + " " * 40 + "|")
         for gpu, i in sorted(rows, key=lambda r: (r[0], r[1]["instance_id"])):
-            print(f"|  {gpu:2d}  MIG {i['profile']:<13} {i['profile_id']:4d}     {i['instance_id']:4d}        {i['placement']:<5} |")
+            print(
+                f"|  {gpu:2d}  MIG {i['profile']:<13} {i['profile_id']:4d}     {i['instance_id']:4d}"
+                f"        {i['placement']:<5} |"
+            )
             print("+" + "-" * 55 + "+")
         return 0
     g = gpus[index]
@@ -84,13 +96,18 @@ def run(state, argv):
         current = instances.setdefault(str(index), [])
         start = sum(int(i["placement"].split(":")[1]) for i in current)
         if start + sum(m for _n, _c, m in wanted) > 8:
-            print("Unable to create a GPU instance on GPU %d using profile %s: Insufficient Resources" % (index, argv[2]))
+            print(f"Unable to create a GPU instance on GPU {index} using profile {argv[2]}: Insufficient Resources")
             return 2
         for name, _c, m in wanted:
             pid = next(p for p, v in table.items() if v[0] == name)
-            current.append({"profile": name, "profile_id": pid, "instance_id": len(current) + 1, "placement": f"{start}:{m}"})
+            current.append(
+                {"profile": name, "profile_id": pid, "instance_id": len(current) + 1, "placement": f"{start}:{m}"}
+            )
             start += m
-            print(f"Successfully created GPU instance ID {len(current)} on GPU {index} using profile MIG {name} (ID {pid})")
+            print(
+                f"Successfully created GPU instance ID {len(current)} on GPU {index}"
+                f" using profile MIG {name} (ID {pid})"
+            )
         return 0
     print("stand-in: unsupported call", argv, file=sys.stderr)
     return 2

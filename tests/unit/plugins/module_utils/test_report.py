@@ -210,10 +210,13 @@ def test_report_shows_the_stack_beside_the_verdicts() -> None:
     stats = r.fleet_stats(records, 10.0)
     text = r.render_markdown(records, stats, "g")
     assert (
-        "| Host | Verdict | GPUs | gpu_info | gpu_smoke | xla_smoke | trt_smoke | fabric_info | multigpu_smoke | dcgm_diag"
-        " | Driver | CUDA | cuDNN |"
+        "| Host | Verdict | GPUs | gpu_info | gpu_smoke | xla_smoke | trt_smoke | fabric_info | multigpu_smoke"
+        " | dcgm_diag | Driver | CUDA | cuDNN |"
     ) in text
-    assert "| gpu01 | pass | 1 | pass | pass | pass | skip | - | - | - | 570.124.06 | 12.3 | 8 | 8.6.1 | 2.17.1 | 3.12.3 |" in text
+    assert (
+        "| gpu01 | pass | 1 | pass | pass | pass | skip | - | - | - | 570.124.06 | 12.3 | 8 | 8.6.1 | 2.17.1 | 3.12.3 |"
+        in text
+    )
     assert "| old | pass | - | - | - | - | - | - | - | - | " + " | ".join([r.ABSENT] * 7) + " | 0 |" in text
     page = r.render_html(records, stats, "g")
     assert "<th>TensorRT</th><th>TF</th><th>Python</th><th>numpy</th>" in page

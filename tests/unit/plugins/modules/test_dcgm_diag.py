@@ -23,7 +23,12 @@ def _read(name: str) -> str:
     [
         ("r1_pass_dcgm3.json", 0, "pass", "passed 9 test result(s)"),
         ("r1_pass_dcgm4.json", 0, "pass", "passed 2 test result(s)"),
-        ("r1_fail_persistence_dcgm3.json", 226, "fail", "Deployment/Persistence Mode (Persistence mode for GPU 0 is disabled"),
+        (
+            "r1_fail_persistence_dcgm3.json",
+            226,
+            "fail",
+            "Deployment/Persistence Mode (Persistence mode for GPU 0 is disabled",
+        ),
         ("r1_warn_dcgm3.json", 0, "warn", "Deployment/Graphics Processes"),
         ("r1_all_skipped_dcgm3.json", 0, "not_run", "ran no test"),
         ("r1_runtime_error_dcgm4.json", 226, "fail", "unsupported GPU 0"),
@@ -42,10 +47,14 @@ def test_text_before_the_json_and_null_tests_are_tolerated() -> None:
     assert parsed["readable"] and len(parsed["tests"]) == 9 and parsed["version"] == "3.3.5"
 
 
-def _fake(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, dcgmi: bool, answer: Tuple[int, str, str]) -> List[List[str]]:
+def _fake(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, dcgmi: bool, answer: Tuple[int, str, str]
+) -> List[List[str]]:
     calls: List[List[str]] = []
     monkeypatch.setattr(
-        basic.AnsibleModule, "get_bin_path", lambda self, name, *a, **k: f"/usr/bin/{name}" if dcgmi or name != "dcgmi" else None
+        basic.AnsibleModule,
+        "get_bin_path",
+        lambda self, name, *a, **k: f"/usr/bin/{name}" if dcgmi or name != "dcgmi" else None,
     )
 
     def run_command(self: Any, cmd: List[str], **kwargs: Any) -> Tuple[int, str, str]:
@@ -57,10 +66,11 @@ def _fake(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, dcgmi: bool, answer: 
 
 
 @pytest.mark.parametrize(
-    "profile, missing, verdict",
+    "case",
     [("cpu", "fail", "skip"), ("gpu", "fail", "fail"), ("gpu", "warn", "warn"), ("auto", "fail", "skip")],
 )
-def test_dcgm_absent_never_passes(run_module: Runner, monkeypatch, tmp_path: Path, profile, missing, verdict) -> None:
+def test_dcgm_absent_never_passes(run_module: Runner, monkeypatch, tmp_path: Path, case: Tuple[str, str, str]) -> None:
+    profile, missing, verdict = case
     calls = _fake(monkeypatch, tmp_path, False, (0, "", ""))
     failed, result = run_module(
         dcgm_diag.main, {"profile": profile, "missing": missing, "pci_devices_path": str(tmp_path)}
@@ -76,7 +86,9 @@ def test_a_passing_run_through_the_module(run_module: Runner, monkeypatch, tmp_p
     assert calls == [["/usr/bin/timeout", "--kill-after=15", "600", "/usr/bin/dcgmi", "diag", "-r", "1", "-j"]]
 
 
-def test_no_host_engine_fails_on_a_gpu_host_and_skips_on_a_cpu_host(run_module: Runner, monkeypatch, tmp_path: Path) -> None:
+def test_no_host_engine_fails_on_a_gpu_host_and_skips_on_a_cpu_host(
+    run_module: Runner, monkeypatch, tmp_path: Path
+) -> None:
     _fake(monkeypatch, tmp_path, True, (255, _read("no_hostengine.txt"), ""))
     failed, result = run_module(dcgm_diag.main, {"profile": "gpu", "pci_devices_path": str(tmp_path)})
     assert not failed and result["verdict"] == "fail" and "Unable to connect to host engine" in result["reason"]

@@ -42,7 +42,10 @@ def test_scan_finds_toolkits_prefixes_and_environments(tmp_path: Path) -> None:
     found = _envmodules.scan(**roots, kinds=_envmodules.KINDS)
     assert [m.name for m in found] == ["cuda/11.8", "cuda/12.4", "cudnn/9.3-cuda12", "dlenv/default", "dlenv/tf"]
     cuda = found[0]
-    assert dict(cuda.setenv) == {"CUDA_HOME": roots["cuda_root"] + "/cuda-11.8", "CUDA_PATH": roots["cuda_root"] + "/cuda-11.8"}
+    assert dict(cuda.setenv) == {
+        "CUDA_HOME": roots["cuda_root"] + "/cuda-11.8",
+        "CUDA_PATH": roots["cuda_root"] + "/cuda-11.8",
+    }
     assert dict(found[1].prepend) == {
         "PATH": (roots["cuda_root"] + "/cuda-12.4/bin",),
         "LD_LIBRARY_PATH": (roots["cuda_root"] + "/cuda-12.4/lib64",),

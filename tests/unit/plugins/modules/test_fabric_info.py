@@ -12,12 +12,14 @@ from ansible_collections.gpulab.dlstack.plugins.modules import fabric_info
 
 Runner = Callable[..., Tuple[bool, Dict[str, Any]]]
 
-HGX_H100 = [("0000:05:00.0", "0x10de", "0x22a3", "0x068000")] * 1 + [
-    (f"0000:0{i}:00.0", "0x10de", "0x22a3", "0x068000") for i in range(6, 9)
-] + [(f"0000:{0x18 + 0x10 * i:02x}:00.0", "0x10de", "0x2330", "0x030200") for i in range(8)]
+HGX_H100 = (
+    [("0000:05:00.0", "0x10de", "0x22a3", "0x068000")] * 1
+    + [(f"0000:0{i}:00.0", "0x10de", "0x22a3", "0x068000") for i in range(6, 9)]
+    + [(f"0000:{0x18 + 0x10 * i:02x}:00.0", "0x10de", "0x2330", "0x030200") for i in range(8)]
+)
 PCIE_H100 = [("0000:82:00.0", "0x10de", "0x2331", "0x030200"), ("0000:00:1f.0", "0x8086", "0x1d41", "0x060100")]
 HGX_B200 = [(f"0000:{0x18 + 0x10 * i:02x}:00.0", "0x10de", "0x2901", "0x030200") for i in range(8)]
-UNKNOWN_BRIDGE = PCIE_H100 + [("0000:90:00.0", "0x10de", "0x9999", "0x068000")]
+UNKNOWN_BRIDGE = [*PCIE_H100, ("0000:90:00.0", "0x10de", "0x9999", "0x068000")]
 
 
 def _tree(tmp_path: Path, devices: List[Tuple[str, str, str, str]]) -> str:
@@ -30,18 +32,22 @@ def _tree(tmp_path: Path, devices: List[Tuple[str, str, str, str]]) -> str:
 
 
 @pytest.mark.parametrize(
-    "devices, nvswitch, generation, nvlsm, reason",
+    "devices, expected, reason",
     [
-        (HGX_H100, True, 3, False, "4 NVSwitch(es) 10de:22a3 (HGX H100/H200/H800/H20, generation 3) on the PCI bus"),
-        (HGX_B200, True, 4, True, "8 GPU(s) 10de:2901 of an HGX B200 baseboard, whose generation-4 NVSwitches are not"),
-        (PCIE_H100, False, None, False, "no NVSwitch on the PCI bus and no GPU of an NVSwitch-only baseboard"),
-        (UNKNOWN_BRIDGE, False, None, False, "0000:90:00.0 (10de:9999) were seen: if they are NVSwitches, set"),
-        ([], False, None, False, "no NVSwitch"),
+        (HGX_H100, (True, 3, False), "4 NVSwitch(es) 10de:22a3 (HGX H100/H200/H800/H20, generation 3) on the PCI bus"),
+        (
+            HGX_B200,
+            (True, 4, True),
+            "8 GPU(s) 10de:2901 of an HGX B200 baseboard, whose generation-4 NVSwitches are not",
+        ),
+        (PCIE_H100, (False, None, False), "no NVSwitch on the PCI bus and no GPU of an NVSwitch-only baseboard"),
+        (UNKNOWN_BRIDGE, (False, None, False), "0000:90:00.0 (10de:9999) were seen: if they are NVSwitches, set"),
+        ([], (False, None, False), "no NVSwitch"),
     ],
 )
-def test_detect_from_the_pci_bus(tmp_path: Path, devices, nvswitch, generation, nvlsm, reason) -> None:
+def test_detect_from_the_pci_bus(tmp_path: Path, devices, expected, reason) -> None:
     found = _fabric.detect(_fabric.scan_pci(_tree(tmp_path, devices)))
-    assert (found["nvswitch"], found["generation"], found["nvlsm_required"]) == (nvswitch, generation, nvlsm)
+    assert (found["nvswitch"], found["generation"], found["nvlsm_required"]) == expected
     assert reason in found["reason"], found["reason"]
 
 
@@ -52,9 +58,27 @@ def test_scan_of_a_missing_folder_finds_nothing(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "manager, version, nvlsm, expected",
     [
-        ("apt", "535.161.08", False, [("nvidia-fabricmanager-535", "535.161.08-*", "nvidia-fabricmanager-535=535.161.08-*")]),
-        ("apt", "1:535.261.03-1~deb12u1", False, [("nvidia-fabricmanager-535", "535.261.03-*", "nvidia-fabricmanager-535=535.261.03-*")]),
-        ("apt", "580.95.05", True, [("nvidia-fabricmanager-580", "580.95.05-*", "nvidia-fabricmanager-580=580.95.05-*"), ("nvlsm", "", "nvlsm")]),
+        (
+            "apt",
+            "535.161.08",
+            False,
+            [("nvidia-fabricmanager-535", "535.161.08-*", "nvidia-fabricmanager-535=535.161.08-*")],
+        ),
+        (
+            "apt",
+            "1:535.261.03-1~deb12u1",
+            False,
+            [("nvidia-fabricmanager-535", "535.261.03-*", "nvidia-fabricmanager-535=535.261.03-*")],
+        ),
+        (
+            "apt",
+            "580.95.05",
+            True,
+            [
+                ("nvidia-fabricmanager-580", "580.95.05-*", "nvidia-fabricmanager-580=580.95.05-*"),
+                ("nvlsm", "", "nvlsm"),
+            ],
+        ),
         ("apt", "590.44.01", False, [("nvidia-fabricmanager", "590.44.01-*", "nvidia-fabricmanager=590.44.01-*")]),
         ("dnf", "570.124.06", False, [("nvidia-fabric-manager", "570.124.06", "nvidia-fabric-manager-570.124.06")]),
     ],
@@ -101,13 +125,19 @@ def test_module_reports_packages_and_the_service_verdict(run_module: Runner, tmp
 
 def test_module_skips_a_host_without_nvswitch_and_forces_on_request(run_module: Runner, tmp_path: Path) -> None:
     root = _tree(tmp_path, PCIE_H100)
-    failed, result = run_module(fabric_info.main, {"pci_devices_path": root, "driver_version": "550.1.2", "check_service": True})
+    failed, result = run_module(
+        fabric_info.main, {"pci_devices_path": root, "driver_version": "550.1.2", "check_service": True}
+    )
     assert not failed and result["verdict"] == "skip" and result["packages"] == [], result
-    failed, result = run_module(fabric_info.main, {"pci_devices_path": root, "driver_version": "550.1.2", "force": True})
+    failed, result = run_module(
+        fabric_info.main, {"pci_devices_path": root, "driver_version": "550.1.2", "force": True}
+    )
     assert not failed and result["nvswitch"] and result["packages"][0]["name"] == "nvidia-fabricmanager-550", result
     assert result["verdict"] is None
 
 
 def test_module_fails_on_a_bad_driver_version(run_module: Runner, tmp_path: Path) -> None:
-    failed, result = run_module(fabric_info.main, {"pci_devices_path": _tree(tmp_path, HGX_H100), "driver_version": "x"})
+    failed, result = run_module(
+        fabric_info.main, {"pci_devices_path": _tree(tmp_path, HGX_H100), "driver_version": "x"}
+    )
     assert failed and "set nvidia_driver_version" in result["msg"]

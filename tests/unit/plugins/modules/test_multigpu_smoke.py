@@ -11,15 +11,21 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import pytest
 from ansible.module_utils import basic
-from ansible_collections.gpulab.dlstack.plugins.module_utils import _gpu_info, _multigpu, _smoke
+from ansible_collections.gpulab.dlstack.plugins.module_utils import _gpu_info, _multigpu, _report, _smoke
 from ansible_collections.gpulab.dlstack.plugins.modules import multigpu_smoke
 
 Runner = Callable[..., Tuple[bool, dict]]
 
-HGX_H100_TOPO = "\t" + "\t".join(f"GPU{i}" for i in range(8)) + "\tNIC0\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n" + "".join(
-    f"GPU{i}\t" + "\t".join("X" if i == j else "NV18" for j in range(8)) + f"\tPXB\t0-55\t{i // 4}\t\tN/A\n"
-    for i in range(8)
-) + "\nLegend:\n\n  X    = Self\n  NV#  = Connection traversing a bonded set of # NVLinks\n"
+HGX_H100_TOPO = (
+    "\t"
+    + "\t".join(f"GPU{i}" for i in range(8))
+    + "\tNIC0\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n"
+    + "".join(
+        f"GPU{i}\t" + "\t".join("X" if i == j else "NV18" for j in range(8)) + f"\tPXB\t0-55\t{i // 4}\t\tN/A\n"
+        for i in range(8)
+    )
+    + "\nLegend:\n\n  X    = Self\n  NV#  = Connection traversing a bonded set of # NVLinks\n"
+)
 PCIE_PAIR_TOPO = """\x1b[4m\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\x1b[0m
 GPU0\t X \tSYS\t0-31\t0\t\tN/A
 GPU1\tSYS\t X \t32-63\t1\t\tN/A
@@ -30,7 +36,13 @@ Legend:
 
 
 def _h100(i: int) -> Dict[str, Any]:
-    return {"index": i, "name": "NVIDIA H100 80GB HBM3", "pci_device_id": "2330", "pcie_gen_max": 5, "pcie_width_max": 16}
+    return {
+        "index": i,
+        "name": "NVIDIA H100 80GB HBM3",
+        "pci_device_id": "2330",
+        "pcie_gen_max": 5,
+        "pcie_width_max": 16,
+    }
 
 
 def _l40s(i: int) -> Dict[str, Any]:
@@ -48,7 +60,13 @@ def _doc(n: int, gbs: float, busbw: float, access: bool = True, correct: bool = 
             "latency_us": [[None if i == j else 2.5 for j in range(n)] for i in range(n)],
             "access": [[None if i == j else access for j in range(n)] for i in range(n)],
         },
-        "allreduce": {"ranks": n, "bytes": 1 << 28, "algbw_gbs": busbw * n / (2 * (n - 1)), "busbw_gbs": busbw, "correct": correct},
+        "allreduce": {
+            "ranks": n,
+            "bytes": 1 << 28,
+            "algbw_gbs": busbw * n / (2 * (n - 1)),
+            "busbw_gbs": busbw,
+            "correct": correct,
+        },
     }
 
 
@@ -76,8 +94,12 @@ def test_link_spec(kind: str, gpu: Dict[str, Any], gbs: Optional[float], basis: 
 
 
 def test_an_hgx_board_at_its_link_rate_passes() -> None:
-    got = _multigpu.judge(_doc(8, 380.0, 360.0), _multigpu.parse_topology(HGX_H100_TOPO), [_h100(i) for i in range(8)],
-                          _multigpu.DEFAULT_THRESHOLDS)
+    got = _multigpu.judge(
+        _doc(8, 380.0, 360.0),
+        _multigpu.parse_topology(HGX_H100_TOPO),
+        [_h100(i) for i in range(8)],
+        _multigpu.DEFAULT_THRESHOLDS,
+    )
     assert got["verdict"] == "pass", got["checks"]
     assert len(got["pairs"]) == 56 and got["checks"]["p2p"]["fraction"] == pytest.approx(380 / 450, abs=1e-3)
     assert got["checks"]["allreduce_busbw"]["fraction"] == pytest.approx(0.8)
@@ -93,15 +115,20 @@ def test_an_hgx_board_at_its_link_rate_passes() -> None:
     ],
 )
 def test_slow_links_no_peer_access_and_wrong_sums(doc: Dict[str, Any], verdict: str, words: str) -> None:
-    got = _multigpu.judge(doc, _multigpu.parse_topology(HGX_H100_TOPO), [_h100(i) for i in range(8)],
-                          _multigpu.DEFAULT_THRESHOLDS)
+    got = _multigpu.judge(
+        doc, _multigpu.parse_topology(HGX_H100_TOPO), [_h100(i) for i in range(8)], _multigpu.DEFAULT_THRESHOLDS
+    )
     assert got["verdict"] == verdict, got["checks"]
     assert any(words in c["reason"] for c in got["checks"].values()), got["checks"]
 
 
 def test_pcie_pair_without_peer_access_is_at_most_warn() -> None:
-    got = _multigpu.judge(_doc(2, 26.0, 22.0, access=False), [["X", "SYS"], ["SYS", "X"]], [_l40s(0), _l40s(1)],
-                          _multigpu.DEFAULT_THRESHOLDS)
+    got = _multigpu.judge(
+        _doc(2, 26.0, 22.0, access=False),
+        [["X", "SYS"], ["SYS", "X"]],
+        [_l40s(0), _l40s(1)],
+        _multigpu.DEFAULT_THRESHOLDS,
+    )
     assert got["checks"]["p2p"]["status"] == "warn" and "copies go through the host" in got["checks"]["p2p"]["reason"]
     assert got["checks"]["allreduce_busbw"]["status"] == "pass"
 
@@ -117,11 +144,15 @@ def _facts(gpus: List[Dict[str, Any]]) -> Dict[str, Any]:
     return result
 
 
-def _fake(monkeypatch: pytest.MonkeyPatch, gpus: List[Dict[str, Any]], doc: Optional[Dict[str, Any]], topo: str) -> List[str]:
+def _fake(
+    monkeypatch: pytest.MonkeyPatch, gpus: List[Dict[str, Any]], doc: Optional[Dict[str, Any]], topo: str
+) -> List[str]:
     ran: List[str] = []
     monkeypatch.setattr(multigpu_smoke, "gather", lambda *a, **k: _facts(gpus))
 
-    def run_script(module: Any, python: str, name: str, config: Dict[str, Any], limit: float, source: Any = None) -> Any:
+    def run_script(
+        module: Any, python: str, name: str, config: Dict[str, Any], limit: float, *, source: Any = None
+    ) -> Any:
         ran.append(name)
         if name == "probe":
             return {"python": sys.executable, "backends": {"torch": {"importable": True, "gpu_build": True}}}, None
@@ -169,10 +200,12 @@ def test_thresholds_out_of_order_are_refused(run_module: Runner, monkeypatch: py
 
 
 def test_the_host_record_carries_the_new_checks() -> None:
-    from ansible_collections.gpulab.dlstack.plugins.module_utils import _report
-
-    judged = _multigpu.judge(_doc(8, 380.0, 360.0), _multigpu.parse_topology(HGX_H100_TOPO), [_h100(i) for i in range(8)],
-                             _multigpu.DEFAULT_THRESHOLDS)
+    judged = _multigpu.judge(
+        _doc(8, 380.0, 360.0),
+        _multigpu.parse_topology(HGX_H100_TOPO),
+        [_h100(i) for i in range(8)],
+        _multigpu.DEFAULT_THRESHOLDS,
+    )
     modules = {
         "multigpu_smoke": {"verdict": judged["verdict"], "checks": judged["checks"]},
         "fabric_info": {"verdict": "fail", "reason": "nvidia-fabricmanager is inactive on an NVSwitch system"},

@@ -71,6 +71,7 @@ reason:
   type: str
 """
 
+import os
 from typing import Any, Dict, List, Tuple
 
 from ansible.module_utils.basic import AnsibleModule
@@ -94,8 +95,9 @@ def main() -> None:
         module.fail_json(msg=" ".join(problems))
     result: Dict[str, Any] = dict(changed=False, gpus=[], pending=[], applied=False, reason="")
     smi = module.params["nvidia_smi"] or module.get_bin_path("nvidia-smi")
-    if not smi:
-        result["reason"] = "No nvidia-smi on this host: the layout is written for the boot unit but not applied now."
+    if not smi or not os.access(smi, os.X_OK):
+        where = f"{smi} is not an executable" if smi else "No nvidia-smi on this host"
+        result["reason"] = f"{where}: the layout is written for the boot unit but not applied now."
         module.exit_json(**result)
 
     def run(cmd: List[str]) -> Tuple[int, str, str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -129,7 +130,10 @@ def test_version_the_distribution_does_not_carry_fails_before_any_change(host, r
 
 # Environment modules: Lmod on Debian 12 (with a second toolkit, CUDA 12.5 from NVIDIA's wheels), environment-modules
 # on Debian 13.
-MODULES = {"debian12": ("lmod", "/etc/lmod/modules", ".lua"), "debian13": ("environment-modules", "/etc/environment-modules/modules", "")}
+MODULES = {
+    "debian12": ("lmod", "/etc/lmod/modules", ".lua"),
+    "debian13": ("environment-modules", "/etc/environment-modules/modules", ""),
+}
 
 
 @pytest.fixture
@@ -151,8 +155,10 @@ def test_module_system_installed_with_a_modulefile_per_toolkit(host, release, mo
 
 def test_module_load_cuda_sets_nvcc_and_cuda_home(host, release):
     version = release[0]
-    run = _login(host, f"module load cuda/{version} && echo $CUDA_HOME && command -v nvcc && nvcc --version "
-                 "&& echo $LD_LIBRARY_PATH")
+    run = _login(
+        host,
+        f"module load cuda/{version} && echo $CUDA_HOME && command -v nvcc && nvcc --version && echo $LD_LIBRARY_PATH",
+    )
     assert run.rc == 0, run.stdout + run.stderr
     home, nvcc, *rest = run.stdout.splitlines()
     assert home == f"/usr/local/cuda-{version}"
@@ -165,8 +171,11 @@ def test_second_cuda_module_swaps_under_lmod(host, release, modules):
     if modules[0] != "lmod":
         pytest.skip("Lmod platform only (Debian 12); environment-modules is checked by the conflict test")
     distro = release[0]
-    run = _login(host, f"module load cuda/{distro} && module load cuda/12.5 && echo $CUDA_HOME && command -v ptxas "
-                 "&& module -t list 2>&1")
+    run = _login(
+        host,
+        f"module load cuda/{distro} && module load cuda/12.5 && echo $CUDA_HOME && command -v ptxas "
+        "&& module -t list 2>&1",
+    )
     assert run.rc == 0, run.stdout + run.stderr
     home, ptxas, *loaded = run.stdout.splitlines()
     assert home == "/usr/local/cuda-12.5"
@@ -181,10 +190,15 @@ def test_second_cuda_module_conflicts_under_environment_modules(host, release, m
         pytest.skip("environment-modules platform only (Debian 13); Lmod is checked by the swap test")
     version = release[0]
     other = "/root/other-modules"
-    host.run(f"rm -rf {other} && mkdir -p {other}/cuda && printf '#%%Module1.0\\nsetenv CUDA_HOME /nowhere\\n' "
-             f"> {other}/cuda/0.0")
-    run = _login(host, f"module use {other}; module load cuda/{version} && module load cuda/0.0; "
-                 "echo rc=$? $CUDA_HOME; module -t list 2>&1")
+    host.run(
+        f"rm -rf {other} && mkdir -p {other}/cuda && printf '#%%Module1.0\\nsetenv CUDA_HOME /nowhere\\n' "
+        f"> {other}/cuda/0.0"
+    )
+    run = _login(
+        host,
+        f"module use {other}; module load cuda/{version} && module load cuda/0.0; "
+        "echo rc=$? $CUDA_HOME; module -t list 2>&1",
+    )
     assert f"rc=1 /usr/local/cuda-{version}" in run.stdout, run.stdout + run.stderr
     assert "conflict" in (run.stdout + run.stderr).lower()
     assert "cuda/0.0" not in run.stdout.split("rc=1", 1)[1]
@@ -220,8 +234,6 @@ def test_fabric_manager_enabled_but_waits_for_the_kernel_module(host):
 
 
 def test_fabric_manager_check_fails_when_not_running_and_passes_when_running(host, scenario_playbook):
-    import json
-
     host.run("systemctl stop nvidia-fabricmanager")
     proc = scenario_playbook("fabric_check.yml")
     assert proc.returncode == 0, proc.stdout[-3000:]
@@ -238,3 +250,42 @@ def test_fabric_manager_check_fails_when_not_running_and_passes_when_running(hos
         assert result["verdict"] == "pass" and result["service_state"] == "active", result
     finally:
         host.run("systemctl stop nvidia-fabricmanager")
+
+
+# MIG through the optional nvidia_mig role, at the nvidia-smi boundary (tests/standins/fake_nvidia_smi_mig.py keeps the
+# GPUs' state in /opt/dlstack-standin/smi.json and records its calls).
+SMI_STATE = "/opt/dlstack-standin/smi.json"
+
+
+def _smi_state(host) -> dict:
+    return json.loads(host.file(SMI_STATE).content_string)
+
+
+def test_mig_mode_switched_on_pending_a_reset_and_the_boot_unit_installed(host):
+    state = _smi_state(host)
+    assert [g["mig_pending"] for g in state["gpus"]] == ["Enabled", "Enabled", "N/A"], state["gpus"]
+    assert [c for c in state["calls"] if "-mig" in c] == [["-i", "0", "-mig", "1"], ["-i", "1", "-mig", "1"]]
+    unit = host.file("/etc/systemd/system/dlstack-mig.service").content_string
+    assert "Before=nvidia-persistenced.service nvidia-fabricmanager.service" in unit
+    assert host.service("dlstack-mig.service").is_enabled
+    assert '"NVIDIA A100-SXM4-80GB"' in host.file("/etc/dlstack/mig-layout.json").content_string
+
+
+def test_the_boot_unit_builds_the_instances_after_the_reset(host):
+    state = _smi_state(host)
+    for gpu in state["gpus"][:2]:
+        gpu["mig_current"] = "Enabled"  # what the reset or reboot does
+    host.run(f"cat > {SMI_STATE} <<'EOF'\n{json.dumps(state)}\nEOF")
+    run = host.run("systemctl restart dlstack-mig.service")
+    assert run.rc == 0, host.run("journalctl -u dlstack-mig.service --no-pager | tail -20").stdout
+    state = _smi_state(host)
+    for gpu in ("0", "1"):
+        assert [i["profile"] for i in state["instances"][gpu]] == ["3g.40gb", "2g.20gb", "1g.10gb"], state["instances"]
+    assert ["mig", "-cgi", "9,14,19", "-C", "-i", "0"] in state["calls"]
+    assert "2" not in state["instances"], "the L40S is left alone"
+    calls = len(state["calls"])
+    assert host.run("systemctl restart dlstack-mig.service").rc == 0
+    after = _smi_state(host)["calls"][calls:]
+    assert after and not any("-cgi" in c or "-dgi" in c for c in after), (
+        "a second boot with the layout in place changes nothing"
+    )

@@ -1094,6 +1094,176 @@ RESOURCES: Dict[str, Any] = {
 }
 
 
+# NVSwitch systems. NVSwitch chips show on the host's PCI bus as NVIDIA (10de) bridge-class (0x0680) devices; the HGX
+# B200/B100 baseboards' fourth-generation NVSwitches do not (the host sees them through the baseboard's ConnectX bridge
+# functions), so those systems are known by their GPUs. Both need nvidia-fabricmanager at exactly the driver's version
+# (CUDA init fails with error 802 without it); fourth-generation systems also need NVLSM (the NVLink subnet manager).
+_SRC_FM_GUIDE = "NVIDIA Fabric Manager user guide, GPU baseboard topologies and installation (release 2.3, 2025-05)"
+NVSWITCH_CLASS_PREFIX = "0680"
+NVSWITCH_DEVICES: List[Dict[str, Any]] = [
+    {
+        "device_id": "1ac2",
+        "generation": 1,
+        "board": "HGX-2 (V100)",
+        "source": _SRC_FM_GUIDE + "; " + _SRC_PCI_IDS + " [U]",
+    },
+    {"device_id": "1af1", "generation": 2, "board": "HGX A100", "source": _SRC_FM_GUIDE + "; " + _SRC_PCI_IDS},
+    {
+        "device_id": "22a3",
+        "generation": 3,
+        "board": "HGX H100/H200/H800/H20",
+        "source": _SRC_FM_GUIDE + "; " + _SRC_PCI_IDS,
+    },
+]
+# GPUs sold only on NVSwitch baseboards whose switches are not on the host's PCI bus (fourth generation).
+NVSWITCH_GPUS: List[Dict[str, Any]] = [
+    {
+        "device_id": "2901",
+        "generation": 4,
+        "board": "HGX B200",
+        "nvlsm": True,
+        "source": _SRC_FM_GUIDE + " (HGX B200/B100 baseboard, NVLSM); 10de:2901 counted as an NVSwitch system by "
+        "aws-parallelcluster-cookbook's fabric manager resource",
+    },
+]
+# Package names: NVIDIA's CUDA repository (Debian/Ubuntu: nvidia-fabricmanager-<branch>, unversioned from branch 590 as
+# the driver packages were renamed; EL: nvidia-fabric-manager), version = the driver's, plus nvlsm for generation 4.
+FABRIC_MANAGER: Dict[str, Any] = {
+    "apt_versioned_name": "nvidia-fabricmanager-{branch}",
+    "apt_name": "nvidia-fabricmanager",
+    "apt_unversioned_from_branch": 590,
+    "dnf_name": "nvidia-fabric-manager",
+    "nvlsm_package": "nvlsm",
+    "service": "nvidia-fabricmanager",
+    "source": _SRC_FM_GUIDE + "; NVIDIA driver installation guide, Ubuntu 590 package renames; "
+    "Ubuntu package index (nvidia-fabricmanager-450 ... -590)",
+}
+
+# NVLink per GPU model for the multi-GPU checks: one-way GB/s per link and links per GPU (`nvidia-smi topo -m` shows
+# NV<links> between two GPUs). PCIe pairs are judged by the link rate gpu_smoke uses (_verdict.link_gbs).
+_SRC_NVLINK = "NVIDIA datasheets (NVLink bandwidth per GPU, both directions) and NVLink generation pages"
+NVLINK: List[Dict[str, Any]] = [
+    {"gpu": "Tesla V100-SXM2-16GB", "generation": 2, "link_gbs": 25.0, "links": 6, "source": _SRC_NVLINK},
+    {"gpu": "NVIDIA A100-SXM4-40GB", "generation": 3, "link_gbs": 25.0, "links": 12, "source": _SRC_NVLINK},
+    {"gpu": "NVIDIA A100-SXM4-80GB", "generation": 3, "link_gbs": 25.0, "links": 12, "source": _SRC_NVLINK},
+    {"gpu": "NVIDIA H100 80GB HBM3", "generation": 4, "link_gbs": 25.0, "links": 18, "source": _SRC_NVLINK},
+    {"gpu": "NVIDIA H200", "generation": 4, "link_gbs": 25.0, "links": 18, "source": _SRC_NVLINK},
+    {
+        "gpu": "NVIDIA H100 NVL",
+        "generation": 4,
+        "link_gbs": 25.0,
+        "links": 12,
+        "source": _SRC_NVLINK + " (600 GB/s NVLink bridge) [U]",
+    },
+    {"gpu": "NVIDIA B200", "generation": 5, "link_gbs": 50.0, "links": 18, "source": _SRC_NVLINK},
+]
+# Suggested verdicts for the multi-GPU checks, as fractions of the link's one-way rate: a P2P copy between two GPUs,
+# and the all-reduce bus bandwidth (nccl-tests' busbw; NVLS/SHARP reduction on NVSwitch can exceed the one-way rate).
+MULTI_GPU_THRESHOLDS: Dict[str, Any] = {
+    "p2p_pass": 0.70,
+    "p2p_warn": 0.50,
+    "allreduce_pass": 0.60,
+    "allreduce_warn": 0.40,
+    "source": "nccl-tests busbw definition; CUDA samples p2pBandwidthLatencyTest; thresholds suggested [U]",
+}
+
+# MIG profiles per GPU model: name -> (compute slices of 7, memory eighths, most instances). The GPU itself has the last
+# word (`nvidia-smi mig -lgip`); a layout is refused first against this table.
+_SRC_MIG = "NVIDIA MIG user guide, Supported MIG Profiles (docs.nvidia.com/datacenter/tesla/mig-user-guide)"
+MIG_PROFILES: List[Dict[str, Any]] = [
+    {
+        "gpu": "NVIDIA A30",
+        "slices": 4,
+        "memory_slices": 4,
+        "source": _SRC_MIG,
+        "profiles": {
+            "1g.6gb": [1, 1, 4],
+            "1g.6gb+me": [1, 1, 1],
+            "2g.12gb": [2, 2, 2],
+            "2g.12gb+me": [2, 2, 1],
+            "4g.24gb": [4, 4, 1],
+        },
+    },
+    {
+        "gpu": "NVIDIA A100-SXM4-40GB",
+        "aliases": ["NVIDIA A100-PCIE-40GB"],
+        "slices": 7,
+        "memory_slices": 8,
+        "source": _SRC_MIG,
+        "profiles": {
+            "1g.5gb": [1, 1, 7],
+            "1g.5gb+me": [1, 1, 1],
+            "1g.10gb": [1, 2, 4],
+            "2g.10gb": [2, 2, 3],
+            "3g.20gb": [3, 4, 2],
+            "4g.20gb": [4, 4, 1],
+            "7g.40gb": [7, 8, 1],
+        },
+    },
+    {
+        "gpu": "NVIDIA A100-SXM4-80GB",
+        "aliases": ["NVIDIA A100 80GB PCIe"],
+        "slices": 7,
+        "memory_slices": 8,
+        "source": _SRC_MIG,
+        "profiles": {
+            "1g.10gb": [1, 1, 7],
+            "1g.10gb+me": [1, 1, 1],
+            "1g.20gb": [1, 2, 4],
+            "2g.20gb": [2, 2, 3],
+            "3g.40gb": [3, 4, 2],
+            "4g.40gb": [4, 4, 1],
+            "7g.80gb": [7, 8, 1],
+        },
+    },
+    {
+        "gpu": "NVIDIA H100 80GB HBM3",
+        "aliases": ["NVIDIA H100 PCIe"],
+        "slices": 7,
+        "memory_slices": 8,
+        "source": _SRC_MIG,
+        "profiles": {
+            "1g.10gb": [1, 1, 7],
+            "1g.10gb+me": [1, 1, 1],
+            "1g.20gb": [1, 2, 4],
+            "2g.20gb": [2, 2, 3],
+            "3g.40gb": [3, 4, 2],
+            "4g.40gb": [4, 4, 1],
+            "7g.80gb": [7, 8, 1],
+        },
+    },
+    {
+        "gpu": "NVIDIA H200",
+        "slices": 7,
+        "memory_slices": 8,
+        "source": _SRC_MIG,
+        "profiles": {
+            "1g.18gb": [1, 1, 7],
+            "1g.18gb+me": [1, 1, 1],
+            "1g.35gb": [1, 2, 4],
+            "2g.35gb": [2, 2, 3],
+            "3g.71gb": [3, 4, 2],
+            "4g.71gb": [4, 4, 1],
+            "7g.141gb": [7, 8, 1],
+        },
+    },
+    {
+        "gpu": "NVIDIA B200",
+        "slices": 7,
+        "memory_slices": 8,
+        "source": _SRC_MIG + " [U: B200 profile names as listed for p6-b200 by aws/sagemaker-hyperpod-cli]",
+        "profiles": {
+            "1g.23gb": [1, 1, 7],
+            "1g.45gb": [1, 2, 4],
+            "2g.45gb": [2, 2, 3],
+            "3g.90gb": [3, 4, 2],
+            "4g.90gb": [4, 4, 1],
+            "7g.180gb": [7, 8, 1],
+        },
+    },
+]
+
+
 def tensorflow_row(version: str, rows: Optional[List[Dict[str, Any]]] = None) -> Optional[Dict[str, Any]]:
     """Return the TensorFlow row for an exact version key, or None."""
     return _by_key(TENSORFLOW if rows is None else rows, "version", version)

@@ -88,14 +88,14 @@ def parse_document(stdout: str) -> Dict[str, Any]:
 
 
 def run_script(
-    module: Any, python: str, name: str, config: Dict[str, Any], limit_s: float
+    module: Any, python: str, name: str, config: Dict[str, Any], limit_s: float, *, source: Optional[str] = None
 ) -> Tuple[Optional[Dict[str, Any]], Optional[str]]:
-    """Run workload `name` with `python`; return (document, None) or (None, error sentence)."""
+    """Run workload `name` (or the script `source`) with `python`; return (document, None) or (None, error sentence)."""
     tmpdir = module.tmpdir
     script = os.path.join(tmpdir, f"dlstack_{name}.py")
     settings = os.path.join(tmpdir, f"dlstack_{name}.json")
     with open(script, "w") as handle:
-        handle.write(SCRIPTS[name])
+        handle.write(SCRIPTS[name] if source is None else source)
     with open(settings, "w") as handle:
         json.dump(config, handle)
     cmd: List[str] = [python, script, settings]

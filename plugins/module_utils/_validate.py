@@ -18,7 +18,16 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence
 VERDICTS = ("pass", "warn", "fail", "skip")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 TIMESTAMP = re.compile(r"^\d{8}T\d{6}Z$")
-RECORD_MODULES = ("gpu_info", "gpu_smoke", "xla_smoke", "trt_smoke", "lib_doctor")
+RECORD_MODULES = (
+    "gpu_info",
+    "gpu_smoke",
+    "xla_smoke",
+    "trt_smoke",
+    "lib_doctor",
+    "fabric_info",
+    "multigpu_smoke",
+    "dcgm_diag",
+)
 
 
 class Range(NamedTuple):
@@ -199,6 +208,9 @@ CHECK_NUMBERS = {
     "xla_smoke": ("steady_xla_s", "speedup"),
     "trt_smoke": ("latency_ms", "speedup"),
     "lib_doctor": (),
+    "fabric_info": (),
+    "multigpu_smoke": ("value", "fraction"),
+    "dcgm_diag": (),
 }
 
 

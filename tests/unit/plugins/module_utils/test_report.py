@@ -209,12 +209,15 @@ def test_report_shows_the_stack_beside_the_verdicts() -> None:
     records = [r.host_record("gpu01", "t", gpu_modules(), None, 10.0), {"host": "old", "verdict": "pass"}]
     stats = r.fleet_stats(records, 10.0)
     text = r.render_markdown(records, stats, "g")
-    heads = (
-        "| Host | Verdict | GPUs | gpu_info | gpu_smoke | xla_smoke | trt_smoke | lib_doctor | Driver | CUDA | cuDNN |"
+    assert (
+        "| Host | Verdict | GPUs | gpu_info | gpu_smoke | xla_smoke | trt_smoke | lib_doctor | fabric_info"
+        " | multigpu_smoke | dcgm_diag | Driver | CUDA | cuDNN |"
+    ) in text
+    assert (
+        "| gpu01 | pass | 1 | pass | pass | pass | skip | - | - | - | - | 570.124.06 | 12.3 | 8 | 8.6.1 | 2.17.1 | 3.12.3 |"
+        in text
     )
-    assert heads in text
-    assert "| gpu01 | pass | 1 | pass | pass | pass | skip | - | 570.124.06 | 12.3 | 8 | 8.6.1 | 2.17.1 |" in text
-    assert "| old | pass | - | - | - | - | - | - | " + " | ".join([r.ABSENT] * 7) + " | 0 |" in text
+    assert "| old | pass | - | - | - | - | - | - | - | - | - | " + " | ".join([r.ABSENT] * 7) + " | 0 |" in text
     page = r.render_html(records, stats, "g")
     assert "<th>TensorRT</th><th>TF</th><th>Python</th><th>numpy</th>" in page
     assert "<td>8.6.1</td><td>2.17.1</td><td>3.12.3</td><td>1.26.4</td>" in page

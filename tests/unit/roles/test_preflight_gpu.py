@@ -58,7 +58,7 @@ def _standin_devices() -> list:
     play = yaml.safe_load((ROOT / "tests" / "standins" / "fake_gpu_pci.yml").read_text())[0]
     return [
         {"address": d["slot"], "vendor": d["vendor"], "device": d["device"], "class": d["class"]}
-        for d in play["vars"]["standin_pci_devices"]
+        for d in play["vars"]["standin_pci_default_devices"]
     ]
 
 

@@ -248,8 +248,8 @@ def test_exact_version_pin_keeps_the_revision_open() -> None:
 
 
 def test_unattended_upgrades_blacklist_names_driver_packages() -> None:
-    patterns = _yaml("nvidia_driver", "vars/main.yml")["__nvidia_driver_apt_name_patterns"]
-    text = _render("nvidia_driver", "51dlstack-nvidia.j2", __nvidia_driver_apt_name_patterns=patterns)
+    patterns = _yaml("nvidia_driver", "vars/main.yml")["__nvidia_driver_unattended_blacklist"]
+    text = _render("nvidia_driver", "51dlstack-nvidia.j2", __nvidia_driver_unattended_blacklist=patterns)
     assert text.count("Unattended-Upgrade::Package-Blacklist {") == 1
     entries = re.findall(r'^\s+"(\^[^"]+)";$', text, re.MULTILINE)
     assert entries == ["^" + p for p in patterns]

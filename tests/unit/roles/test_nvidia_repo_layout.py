@@ -346,7 +346,7 @@ def test_container_toolkit_dnf_repo_matches_nvidia_layout() -> None:
     assert "[nvidia-container-toolkit]\n" in text
     assert "baseurl=https://nvidia.github.io/libnvidia-container/stable/rpm/$basearch\n" in text
     assert "repo_gpgcheck=1\n" in text
-    assert "gpgcheck=0\n" in text
+    assert "\ngpgcheck=1\n" in text  # packages checked too, not only the signed metadata (#14)
     assert "gpgkey=https://nvidia.github.io/libnvidia-container/gpgkey\n" in text
 
 

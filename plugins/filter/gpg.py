@@ -12,7 +12,8 @@ from ansible.errors import AnsibleFilterError
 def gpg_primary_fingerprints(listing: Any) -> List[str]:
     """Fingerprint (upper-case hex) of each pub record; subkeys (sub) are left out."""
     if not isinstance(listing, str):
-        raise AnsibleFilterError(f"gpg_primary_fingerprints expects gpg's --with-colons text; got {type(listing).__name__}.")
+        kind = type(listing).__name__
+        raise AnsibleFilterError(f"gpg_primary_fingerprints expects gpg's --with-colons text; got {kind}.")
     found: List[str] = []
     record = ""
     for line in listing.splitlines():

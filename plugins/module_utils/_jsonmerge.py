@@ -77,4 +77,3 @@ def docker_runtime_merge(text: str, runtime_path: str, set_default: bool) -> Dic
     result["content"] = dumps_exact(wanted) + "\n"
     result["changed"] = dumps_exact(wanted) != dumps_exact(current)
     return result
-

@@ -41,7 +41,9 @@ def test_the_roles_hand_proxies_to_tools() -> None:
 
 
 @pytest.mark.parametrize(("where", "task"), _proxy_tasks(), ids=[w for w, _ in _proxy_tasks()])
-def test_every_task_with_a_proxy_hides_its_result_when_the_proxy_has_credentials(where: str, task: Dict[str, Any]) -> None:
+def test_every_task_with_a_proxy_hides_its_result_when_the_proxy_has_credentials(
+    where: str, task: Dict[str, Any]
+) -> None:
     var = re.search(r"(__\w+_proxy_env)", str(task["environment"])).group(1)  # type: ignore[union-attr]
     assert "no_log" in task, where
     templar = Templar(loader=DataLoader())

@@ -76,4 +76,4 @@ def test_a_bare_bazel_name_leaves_path_alone(plan: Dict[str, Any]) -> None:
 
 def test_a_bazel_path_puts_its_directory_first(plan: Dict[str, Any]) -> None:
     plan["bazel"]["argv"] = ["/opt/dlstack/bazel/6.5.0/bin/bazel", *plan["bazel"]["argv"][1:]]
-    assert "export PATH=/opt/dlstack/bazel/6.5.0/bin:\"$PATH\"" in render(plan).splitlines()
+    assert 'export PATH=/opt/dlstack/bazel/6.5.0/bin:"$PATH"' in render(plan).splitlines()

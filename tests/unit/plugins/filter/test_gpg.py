@@ -42,15 +42,24 @@ def key(tmp_path_factory: pytest.TempPathFactory) -> tuple:
     return armored, fpr
 
 
-@pytest.mark.parametrize(("role", "tasks_file"), [("nvidia_repo", "key_check.yml"), ("nvidia_container_toolkit", "install_repo.yml")])
-def test_the_roles_gpg_call_and_the_filter_give_the_primary_fingerprint(key: tuple, tmp_path: Path, role: str, tasks_file: str) -> None:
+@pytest.mark.parametrize(
+    ("role", "tasks_file"), [("nvidia_repo", "key_check.yml"), ("nvidia_container_toolkit", "install_repo.yml")]
+)
+def test_the_roles_gpg_call_and_the_filter_give_the_primary_fingerprint(
+    key: tuple, tmp_path: Path, role: str, tasks_file: str
+) -> None:
     armored, fpr = key
     argv = _listing_argv(role, tasks_file)
     assert argv[0] == "gpg" and "show-only" in argv
     scratch = tmp_path / "scratch"
     scratch.mkdir(mode=0o700)
-    out = subprocess.run([GPG, *argv[1:-1], str(armored)], env={**os.environ, "GNUPGHOME": str(scratch)},
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [GPG, *argv[1:-1], str(armored)],
+        env={**os.environ, "GNUPGHOME": str(scratch)},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert out.count("\nfpr:") + out.startswith("fpr:") >= 2  # the primary key and its subkey
     assert gpg_primary_fingerprints(out) == [fpr.upper()]
 

@@ -49,9 +49,7 @@ def key(tmp_path_factory: pytest.TempPathFactory) -> tuple:
     return armored, fpr
 
 
-@pytest.mark.parametrize(
-    ("role", "tasks_file"), [("common", "keyring.yml")]
-)
+@pytest.mark.parametrize(("role", "tasks_file"), [("common", "keyring.yml")])
 def test_the_roles_gpg_call_and_the_filter_give_the_primary_fingerprint(
     key: tuple, tmp_path: Path, role: str, tasks_file: str
 ) -> None:
@@ -97,6 +95,7 @@ def test_a_distro_without_a_pinned_fingerprint_is_refused_until_one_is_given() -
         ("nvidia_repo", "dnf.yml", "nvidia_repo_key_fingerprints"),
         ("nvidia_container_toolkit", "install_repo.yml", "nvidia_container_toolkit_key_fingerprints"),
     ]:
-        call = next(t for t in _tasks(role, tasks_file) if t.get("ansible.builtin.include_role", {}).get("tasks_from") == "keyring")
+        calls = _tasks(role, tasks_file)
+        call = next(t for t in calls if t.get("ansible.builtin.include_role", {}).get("tasks_from") == "keyring")
         assert call["vars"]["common_keyring_fingerprint_var"] == var
         assert call["vars"]["common_keyring_fingerprints"].startswith("{{ __")

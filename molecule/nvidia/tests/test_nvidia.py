@@ -4,8 +4,8 @@ switched the default CUDA to 12.6 from the stack recorded on the host."""
 from __future__ import annotations
 
 import json
-import shlex
 import re
+import shlex
 
 import pytest
 

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.common.text.converters import to_bytes
+from ansible.utils.collection_loader._collection_finder import _AnsibleCollectionFinder
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,6 +37,9 @@ def _collection_root() -> Path:
 _BASE = str(_collection_root())
 if _BASE not in sys.path:
     sys.path.insert(0, _BASE)
+# Ansible's own collection loader over the same path, as ansible-playbook and ansible-test have it: a Templar in a test
+# then finds the collection's filters and lookups by their FQCN (gpulab.dlstack.carries_credentials).
+_AnsibleCollectionFinder(paths=[_BASE])._install()
 
 
 class AnsibleExitJson(Exception):

@@ -1,7 +1,7 @@
 # Copyright: gpulab.dlstack contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters spec_violations, python_spec, proxy_env, carries_credentials and in_container: logic the roles share (docs in
-the .yml files)."""
+"""Filters spec_violations, python_spec, proxy_env, carries_credentials, in_container and os_vars_files: logic the roles
+share (docs in the .yml files)."""
 
 from __future__ import annotations
 
@@ -134,6 +134,20 @@ def in_container(facts: Any, marker_stats: Any = None) -> bool:
     return bool(guest or marked)
 
 
+def os_vars_files(facts: Any, folder: Any = "") -> List[str]:
+    """The per-OS vars files a role looks for, most specific first: <distribution>-<major>, <os_family>-<major>,
+    <distribution>, <os_family>, default.yml; a name whose facts are missing is left out, none comes twice."""
+    if not isinstance(facts, Mapping):
+        raise AnsibleFilterError(f"os_vars_files expects ansible_facts (a mapping); got {type(facts).__name__}.")
+    distribution, family, major = (
+        str(facts.get(key) or "").strip() for key in ("distribution", "os_family", "distribution_major_version")
+    )
+    stems = [f"{distribution}-{major}", f"{family}-{major}"] if major else []
+    names = [f"{stem}.yml" for stem in [*stems, distribution, family] if stem and not stem.startswith("-")]
+    base = str(folder or "").rstrip("/")
+    return [f"{base}/{name}" if base else name for name in dict.fromkeys([*names, "default.yml"])]
+
+
 class FilterModule:
     def filters(self) -> Dict[str, Callable[..., Any]]:
         return {
@@ -142,4 +156,5 @@ class FilterModule:
             "proxy_env": proxy_env,
             "carries_credentials": carries_credentials,
             "in_container": in_container,
+            "os_vars_files": os_vars_files,
         }

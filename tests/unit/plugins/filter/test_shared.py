@@ -7,11 +7,13 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 from ansible.errors import AnsibleFilterError
 from ansible_collections.gpulab.dlstack.plugins.filter.shared import (
     FilterModule,
     carries_credentials,
     in_container,
+    os_vars_files,
     proxy_env,
     python_spec,
     spec_violations,
@@ -117,6 +119,7 @@ def test_filters_are_registered() -> None:
         "proxy_env",
         "carries_credentials",
         "in_container",
+        "os_vars_files",
     }
 
 
@@ -181,3 +184,49 @@ def test_no_role_keeps_its_own_container_detection() -> None:
         if "/.dockerenv" in text or re.search(r"virtualization_type'\]\s*(\|[^}]*)?\s*in\b", text)
     ]
     assert pasted == [], "use query('gpulab.dlstack.container_markers') and the gpulab.dlstack.in_container filter"
+
+
+@pytest.mark.parametrize(
+    ("facts", "names"),
+    [
+        (
+            {"distribution": "Debian", "os_family": "Debian", "distribution_major_version": "12"},
+            ["Debian-12.yml", "Debian.yml", "default.yml"],
+        ),
+        (
+            {"distribution": "Ubuntu", "os_family": "Debian", "distribution_major_version": "22"},
+            ["Ubuntu-22.yml", "Debian-22.yml", "Ubuntu.yml", "Debian.yml", "default.yml"],
+        ),
+        (
+            {"distribution": "Rocky", "os_family": "RedHat", "distribution_major_version": "9"},
+            ["Rocky-9.yml", "RedHat-9.yml", "Rocky.yml", "RedHat.yml", "default.yml"],
+        ),
+        ({"distribution": "Archlinux", "os_family": "Archlinux"}, ["Archlinux.yml", "default.yml"]),
+        ({}, ["default.yml"]),
+    ],
+)
+def test_os_vars_files(facts: dict[str, str], names: list[str]) -> None:
+    assert os_vars_files(facts) == names
+    assert os_vars_files(facts, "/roles/x/vars/") == [f"/roles/x/vars/{n}" for n in names]
+
+
+def test_os_vars_files_refuses_what_is_not_facts() -> None:
+    with pytest.raises(AnsibleFilterError, match="expects ansible_facts"):
+        os_vars_files("Debian")
+
+
+def test_no_role_keeps_its_own_per_os_search_order() -> None:
+    pasted = [name for name, text in _role_yaml().items() if "distribution_major_version'] }}.yml" in text]
+    assert pasted == [], "use gpulab.dlstack.os_vars_files"
+    users = [name for name, text in _role_yaml().items() if "gpulab.dlstack.os_vars_files(role_path ~ '/vars')" in text]
+    assert len(users) == 8, users
+
+
+@pytest.mark.parametrize("role", sorted(p.parent.parent.name for p in (ROOT / "roles").glob("*/vars/default.yml")))
+def test_every_per_os_file_of_a_role_has_the_keys_of_its_default(role: str) -> None:
+    """first_found loads one file: a key missing from it would be undefined on that OS."""
+    folder = ROOT / "roles" / role / "vars"
+    keys = set(yaml.safe_load((folder / "default.yml").read_text()))
+    for path in sorted(folder.glob("*.yml")):
+        if path.name != "main.yml":
+            assert set(yaml.safe_load(path.read_text())) == keys, path.name

@@ -1,11 +1,14 @@
 # Copyright: gpulab.dlstack contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters spec_violations, python_spec, proxy_env and in_container: logic the roles share (docs in the .yml files)."""
+"""Filters spec_violations, python_spec, proxy_env, carries_credentials, in_container and os_vars_files: logic the roles
+share (docs in the .yml files)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any, Callable, Dict, List
+from urllib.parse import unquote
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.gpulab.dlstack.plugins.module_utils._gpu_info import CONTAINER_MARKERS, CONTAINER_TYPES
@@ -17,6 +20,10 @@ except ImportError:  # pragma: no cover
     # ansible-core itself requires packaging; only ansible-test's isolated import check runs without it.
     Specifier = Version = None  # type: ignore[assignment,misc]
     InvalidSpecifier = InvalidVersion = ValueError  # type: ignore[assignment,misc]
+
+# A URL's scheme ("http://"); what follows it up to the first /, ? or # is the authority (userinfo@host:port).
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_AUTHORITY_END = re.compile(r"[/?#]")
 
 # One clause of a pip version specifier; a bare version means ==.
 _CLAUSE = re.compile(r"^(~=|===|==|!=|<=|>=|<|>)?\s*([0-9][0-9A-Za-z.*+!]*)$")
@@ -75,6 +82,42 @@ def proxy_env(http_proxy: Any = "", https_proxy: Any = "", no_proxy: Any = "") -
     return env
 
 
+def _authority(url: str) -> str:
+    rest = _SCHEME.sub("", url.strip(), count=1)
+    return _AUTHORITY_END.split(rest, maxsplit=1)[0]
+
+
+def _has_userinfo(value: Any) -> bool:
+    """Whether one proxy setting names a user: an @ in the authority of the URL as given, or once or twice
+    percent-decoded (a URL written wholly encoded, http%3A%2F%2Fuser%3Apass%40proxy)."""
+    text = str(value if value is not None else "")
+    seen = set()
+    while text not in seen:
+        seen.add(text)
+        if "@" in _authority(text):
+            return True
+        text = unquote(text)
+    return False
+
+
+def carries_credentials(proxy: Any) -> bool:
+    """Whether a proxy environment (a mapping such as proxy_env's), a list of settings or one proxy URL holds
+    credentials, so a task that hands it to a tool must hide its result (no_log)."""
+    if proxy is None:
+        return False
+    if isinstance(proxy, Mapping):
+        values: List[Any] = list(proxy.values())
+    elif isinstance(proxy, (list, tuple)):
+        values = list(proxy)
+    elif isinstance(proxy, (str, bytes)):
+        values = [proxy.decode("utf-8", "replace") if isinstance(proxy, bytes) else proxy]
+    else:
+        raise AnsibleFilterError(
+            f"carries_credentials expects a proxy environment (a mapping), a list or a URL; got {type(proxy).__name__}."
+        )
+    return any(_has_userinfo(v) for v in values if v is not None and not isinstance(v, (Mapping, list, tuple)))
+
+
 def in_container(facts: Any, marker_stats: Any = None) -> bool:
     """Whether a host is a container: its facts say it is a container guest, or a marker file exists.
 
@@ -91,11 +134,27 @@ def in_container(facts: Any, marker_stats: Any = None) -> bool:
     return bool(guest or marked)
 
 
+def os_vars_files(facts: Any, folder: Any = "") -> List[str]:
+    """The per-OS vars files a role looks for, most specific first: <distribution>-<major>, <os_family>-<major>,
+    <distribution>, <os_family>, default.yml; a name whose facts are missing is left out, none comes twice."""
+    if not isinstance(facts, Mapping):
+        raise AnsibleFilterError(f"os_vars_files expects ansible_facts (a mapping); got {type(facts).__name__}.")
+    distribution, family, major = (
+        str(facts.get(key) or "").strip() for key in ("distribution", "os_family", "distribution_major_version")
+    )
+    stems = [f"{distribution}-{major}", f"{family}-{major}"] if major else []
+    names = [f"{stem}.yml" for stem in [*stems, distribution, family] if stem and not stem.startswith("-")]
+    base = str(folder or "").rstrip("/")
+    return [f"{base}/{name}" if base else name for name in dict.fromkeys([*names, "default.yml"])]
+
+
 class FilterModule:
     def filters(self) -> Dict[str, Callable[..., Any]]:
         return {
             "spec_violations": spec_violations,
             "python_spec": python_spec,
             "proxy_env": proxy_env,
+            "carries_credentials": carries_credentials,
             "in_container": in_container,
+            "os_vars_files": os_vars_files,
         }

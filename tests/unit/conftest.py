@@ -3,6 +3,9 @@
 The collection's Python code imports itself as ``ansible_collections.gpulab.dlstack``;
 this file lays out that import path once per test run (a symbolic link in a temporary
 directory pointing at the repository root) so the tests run from a plain checkout.
+
+The ``ansible_playbook`` fixture is the one way the tests run a real ``ansible-playbook``
+(tests/unit/playbook_run.py).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any
 import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.common.text.converters import to_bytes
+from ansible.utils.collection_loader._collection_finder import _AnsibleCollectionFinder
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,6 +40,14 @@ def _collection_root() -> Path:
 _BASE = str(_collection_root())
 if _BASE not in sys.path:
     sys.path.insert(0, _BASE)
+# Ansible's own collection loader over the same path, as ansible-playbook and ansible-test have it: a Templar in a test
+# then finds the collection's filters and lookups by their FQCN (gpulab.dlstack.carries_credentials).
+_AnsibleCollectionFinder(paths=[_BASE])._install()
+
+from ansible_collections.gpulab.dlstack.tests.unit.playbook_run import (  # noqa: E402 (the import path is laid out above)
+    ANSIBLE_PLAYBOOK,
+    AnsiblePlaybook,
+)
 
 
 class AnsibleExitJson(Exception):
@@ -91,3 +103,11 @@ def run_module(monkeypatch: pytest.MonkeyPatch) -> Callable[..., tuple[bool, dic
         raise AssertionError("module returned without exit_json or fail_json")
 
     return _run
+
+
+@pytest.fixture(scope="session")
+def ansible_playbook() -> AnsiblePlaybook:
+    """Runs ansible-playbook the one way the tests do (tests/unit/playbook_run.py)."""
+    if not ANSIBLE_PLAYBOOK.exists():
+        pytest.skip(f"ansible-playbook is not next to {sys.executable}; run the tests through `nox -s units`")
+    return AnsiblePlaybook()

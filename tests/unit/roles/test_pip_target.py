@@ -4,16 +4,12 @@ requirement pip cannot find fails with pip's own error line and the calling role
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 import yaml
-
-ROOT = Path(__file__).resolve().parents[3]
+from ansible_collections.gpulab.dlstack.tests.unit.playbook_run import AnsiblePlaybook
 
 
 def _wheel(folder: Path) -> None:
@@ -32,7 +28,7 @@ def _wheel(folder: Path) -> None:
             wheel.writestr(name, text)
 
 
-def _run(tmp_path: Path, requirement: str) -> tuple[int, str]:
+def _run(ansible_playbook: AnsiblePlaybook, tmp_path: Path, requirement: str) -> tuple[int, str]:
     playbook = tmp_path / "pip.yml"
     target = tmp_path / "target"
     playbook.write_text(
@@ -66,41 +62,23 @@ def _run(tmp_path: Path, requirement: str) -> tuple[int, str]:
             ]
         )
     )
-    env = dict(os.environ)
-    env.update(
-        {
-            "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
-            "ANSIBLE_COLLECTIONS_PATH": str(ROOT / "collections"),
-            "ANSIBLE_CACHE_PLUGIN": "memory",
-            "ANSIBLE_NOCOLOR": "1",
-        }
-    )
-    done = subprocess.run(
-        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local", str(playbook)],
-        env={**env, "ANSIBLE_PYTHON_INTERPRETER": sys.executable},
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
-    output = done.stdout + done.stderr
-    changed = re.search(r"localhost\s*:\s*ok=\d+\s+changed=(\d+)", output)
-    return (int(changed.group(1)) if changed else -1), output if done.returncode == 0 else "FAILED\n" + output
+    done = ansible_playbook.run(playbook)
+    return done.changed(), done.output if done.rc == 0 else "FAILED\n" + done.output
 
 
-def test_installs_once_then_changes_nothing(tmp_path: Path) -> None:
+def test_installs_once_then_changes_nothing(ansible_playbook: AnsiblePlaybook, tmp_path: Path) -> None:
     _wheel(tmp_path / "wheels")
-    changed, output = _run(tmp_path, "dlstackprobe==0.1")
+    changed, output = _run(ansible_playbook, tmp_path, "dlstackprobe==0.1")
     assert not output.startswith("FAILED") and changed == 2, output[-3000:]
     assert (tmp_path / "target" / "dlstackprobe" / "__init__.py").read_text() == "VALUE = 42\n"
     assert (tmp_path / "target" / ".dlstack-installed-test").read_text() == "dlstackprobe==0.1\n"
-    changed, output = _run(tmp_path, "dlstackprobe==0.1")
+    changed, output = _run(ansible_playbook, tmp_path, "dlstackprobe==0.1")
     assert not output.startswith("FAILED") and changed == 0, output[-3000:]
 
 
-def test_failure_names_pips_error_and_the_fix(tmp_path: Path) -> None:
+def test_failure_names_pips_error_and_the_fix(ansible_playbook: AnsiblePlaybook, tmp_path: Path) -> None:
     _wheel(tmp_path / "wheels")
-    _changed, output = _run(tmp_path, "dlstackprobe==9.9")
+    _changed, output = _run(ansible_playbook, tmp_path, "dlstackprobe==9.9")
     assert output.startswith("FAILED"), output[-3000:]
     message = " ".join(output.split())
     assert "Installing dlstackprobe==9.9 from the index configured for pip on the host failed:" in message, message

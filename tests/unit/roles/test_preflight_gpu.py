@@ -9,16 +9,14 @@ eight A100s, and one with a lost GPU.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Dict
 
-import ansible_collections.gpulab.dlstack  # noqa: F401  # pylint: disable=unused-import  # its path is the collections path below
 import pytest
 import yaml
+from ansible_collections.gpulab.dlstack.tests.unit.playbook_run import AnsiblePlaybook
 from ansible_collections.gpulab.dlstack.tests.unit.plugins.module_utils.sysfs_stub import build, load, machines
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -69,7 +67,7 @@ def _stub_smi(path: Path, csv: str, rc: int) -> str:
 
 
 @pytest.fixture(scope="module")
-def preflight(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Dict[str, Any]]:
+def preflight(ansible_playbook: AnsiblePlaybook, tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Dict[str, Any]]:
     """Run the role's GPU detection once for every case; returns each host's conclusions."""
     base = tmp_path_factory.mktemp("preflight-gpu")
     missing = str(base / "no-nvidia-smi")
@@ -108,24 +106,18 @@ def preflight(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Dict[str, A
         host.update({"ansible_connection": "local", "ansible_python_interpreter": sys.executable})
     (base / "hosts.yml").write_text(yaml.safe_dump({"all": {"hosts": hosts}}))
     (base / "play.yml").write_text(PLAYBOOK)
-    env = dict(
-        os.environ,
-        ANSIBLE_CONFIG=str(base / "none.cfg"),
-        # The collection's import path the unit tests lay out (tests/unit/conftest.py).
-        ANSIBLE_COLLECTIONS_PATH=str(Path(sys.modules["ansible_collections.gpulab.dlstack"].__path__[0]).parents[2]),
-        ANSIBLE_FORKS="12",
-        ANSIBLE_NOCOLOR="1",
-    )
-    playbook = str(Path(sys.executable).parent / "ansible-playbook")
-    run = subprocess.run(
-        [playbook, "-i", str(base / "hosts.yml"), "-e", "out_dir=" + str(base), str(base / "play.yml")],
+    run = ansible_playbook.run(
+        base / "play.yml",
+        "-e",
+        "out_dir=" + str(base),
+        inventory=str(base / "hosts.yml"),
+        local=False,
         cwd=base,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
+        # No ansible.cfg (none.cfg does not exist): the role's own defaults, twelve hosts at once.
+        env={"ANSIBLE_CONFIG": str(base / "none.cfg"), "ANSIBLE_FORKS": "12"},
+        timeout=900,
     )
-    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
+    assert run.rc == 0, run.stdout[-4000:] + run.stderr[-4000:]
     return {name: json.loads((base / f"{name}.json").read_text()) for name in hosts}
 
 

@@ -8,35 +8,16 @@ run needs no root; every other task of the role runs as on a host.
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
-
-ROOT = Path(__file__).resolve().parents[3]
-
-
-def _env(tmp_path: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(
-        {
-            "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
-            "ANSIBLE_COLLECTIONS_PATH": str(ROOT / "collections"),
-            "ANSIBLE_CACHE_PLUGIN": "memory",
-            "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"),
-            "ANSIBLE_REMOTE_TEMP": str(tmp_path / "ansible-tmp"),
-            "ANSIBLE_NOCOLOR": "1",
-            "ANSIBLE_STRATEGY": "linear",
-        }
-    )
-    return env
+from ansible_collections.gpulab.dlstack.tests.unit.playbook_run import AnsiblePlaybook
 
 
 @pytest.mark.parametrize("installer", ["pip", "uv"])
-def test_check_mode_on_a_fresh_host(tmp_path: Path, installer: str) -> None:
+def test_check_mode_on_a_fresh_host(ansible_playbook: AnsiblePlaybook, tmp_path: Path, installer: str) -> None:
     prefix = tmp_path / "prefix"
     playbook = tmp_path / "check.yml"
     playbook.write_text(
@@ -60,29 +41,20 @@ def test_check_mode_on_a_fresh_host(tmp_path: Path, installer: str) -> None:
         "python_env_environments": [{"name": "checked", "packages": ["six"]}],
     }
     (tmp_path / "vars.yml").write_text(yaml.safe_dump(extra))
-    result = subprocess.run(
-        [
-            str(Path(sys.executable).parent / "ansible-playbook"),
-            "-i",
-            "localhost,",
-            "-c",
-            "local",
-            "-e",
-            f"ansible_python_interpreter={sys.executable}",
-            "-e",
-            f"@{tmp_path / 'vars.yml'}",
-            "--check",
-            str(playbook),
-        ],
+    result = ansible_playbook.run(
+        playbook,
+        "-e",
+        f"@{tmp_path / 'vars.yml'}",
+        "--check",
         cwd=tmp_path,
-        env=_env(tmp_path),
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
+        env={
+            "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"),
+            "ANSIBLE_REMOTE_TEMP": str(tmp_path / "ansible-tmp"),
+            "ANSIBLE_STRATEGY": "linear",
+        },
     )
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, output[-4000:]
+    output = result.output
+    assert result.rc == 0, output[-4000:]
     assert "failed=0" in output, output[-4000:]
     # The role planned the environment (check mode reports the venv it would create) and wrote nothing.
     assert "Create venv checked" in output

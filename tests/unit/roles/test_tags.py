@@ -10,41 +10,21 @@ test holds every tagged include in roles/ and playbooks/ to that.
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
-from functools import cache
 from pathlib import Path
 
 import pytest
 import yaml
+from ansible_collections.gpulab.dlstack.tests.unit.playbook_run import AnsiblePlaybook
 
 ROOT = Path(__file__).resolve().parents[3]
 TASK_LINE = re.compile(r"^\s+(?:(?P<role>[\w.]+) : )?(?P<name>.*?)\tTAGS: \[(?P<tags>[^\]]*)\]$")
 INCLUDES = {"include_tasks", "include_role", "ansible.builtin.include_tasks", "ansible.builtin.include_role"}
 
 
-def _playbook(*args: str) -> str:
-    env = dict(os.environ)
-    env.update(
-        {
-            "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
-            "ANSIBLE_COLLECTIONS_PATH": str(ROOT / "collections"),
-            "ANSIBLE_CACHE_PLUGIN": "memory",
-            "ANSIBLE_NOCOLOR": "1",
-        }
-    )
-    result = subprocess.run(
-        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", *args, "provision.yml"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
+def _playbook(ansible_playbook: AnsiblePlaybook, *args: str) -> str:
+    result = ansible_playbook.run("provision.yml", *args)
+    assert result.rc == 0, result.output
     return result.stdout
 
 
@@ -59,14 +39,14 @@ def _tasks(output: str) -> list[tuple[str, str, set[str]]]:
     return tasks
 
 
-@cache
-def _all_tasks() -> list[tuple[str, str, set[str]]]:
-    return _tasks(_playbook("--list-tasks"))
+@pytest.fixture(scope="module")
+def all_tasks(ansible_playbook: AnsiblePlaybook) -> list[tuple[str, str, set[str]]]:
+    return _tasks(_playbook(ansible_playbook, "--list-tasks"))
 
 
-@cache
-def _declared_tags() -> list[str]:
-    output = _playbook("--list-tags")
+@pytest.fixture(scope="module")
+def declared_tags(ansible_playbook: AnsiblePlaybook) -> list[str]:
+    output = _playbook(ansible_playbook, "--list-tags")
     tags: set[str] = set()
     for found in re.findall(r"TAGS: \[([^\]]*)\]", output):
         tags |= {t.strip() for t in found.split(",") if t.strip()}
@@ -77,12 +57,14 @@ def _named_role(tag: str, roles: set[str]) -> str:
     return max((r for r in roles if tag == r or tag.startswith(r + "_")), key=len, default="")
 
 
-def test_every_tag_selects_a_task_of_what_it_names() -> None:
-    tasks = _all_tasks()
+def test_every_tag_selects_a_task_of_what_it_names(
+    all_tasks: list[tuple[str, str, set[str]]], declared_tags: list[str]
+) -> None:
+    tasks = all_tasks
     roles = {role for role, _name, _tags in tasks if role}
-    assert len(_declared_tags()) > 40
+    assert len(declared_tags) > 40
     empty = {}
-    for tag in _declared_tags():
+    for tag in declared_tags:
         role = _named_role(tag, roles)
         own = [
             name
@@ -94,10 +76,15 @@ def test_every_tag_selects_a_task_of_what_it_names() -> None:
     assert empty == {}, "these tags select no task of their own"
 
 
-def test_the_selection_model_matches_ansible_playbook() -> None:
+def test_the_selection_model_matches_ansible_playbook(
+    ansible_playbook: AnsiblePlaybook, all_tasks: list[tuple[str, str, set[str]]]
+) -> None:
     """`--tags preflight_gpu` lists exactly the tasks tagged preflight_gpu or always, as the first test assumes."""
-    listed = {(role, name) for role, name, _tags in _tasks(_playbook("--list-tasks", "--tags", "preflight_gpu"))}
-    expected = {(role, name) for role, name, tags in _all_tasks() if tags & {"preflight_gpu", "always"}}
+    listed = {
+        (role, name)
+        for role, name, _tags in _tasks(_playbook(ansible_playbook, "--list-tasks", "--tags", "preflight_gpu"))
+    }
+    expected = {(role, name) for role, name, tags in all_tasks if tags & {"preflight_gpu", "always"}}
     assert listed == expected
     assert any(role == "preflight" and "GPU" in name for role, name in listed)
 

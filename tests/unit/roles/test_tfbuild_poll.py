@@ -7,59 +7,32 @@ stopped with RecursionError after ~246), the second lets it run past tensorflow_
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-import pytest
+from ansible_collections.gpulab.dlstack.tests.unit.playbook_run import AnsiblePlaybook
 
 ROOT = Path(__file__).resolve().parents[3]
 PLAYBOOK = ROOT / "tests" / "unit" / "fixtures" / "tfbuild_poll" / "playbook.yml"
 LOOK = re.compile(r"\(item=look (\d+): ")
 
 
-def _env() -> dict[str, str]:
-    bindir = str(Path(sys.executable).parent)
-    return {
-        **os.environ,
-        "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}",
-        "ANSIBLE_COLLECTIONS_PATH": str(ROOT / "collections"),
-        "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
-        "ANSIBLE_FORCE_COLOR": "0",
-        "ANSIBLE_NOCOLOR": "1",
-        "ANSIBLE_LOCALHOST_WARNING": "0",
-        "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0",
-        "ANSIBLE_FACT_CACHING": "memory",
-    }
-
-
-def _playbook(tmp_path: Path, timeout: int, interval: float) -> subprocess.Popen[str]:
-    ansible_playbook = Path(sys.executable).parent / "ansible-playbook"
-    if not ansible_playbook.exists():
-        pytest.skip(f"ansible-playbook is not next to {sys.executable}; run through `nox -s units`")
-    return subprocess.Popen(
-        [
-            str(ansible_playbook),
-            "-i",
-            "localhost,",
-            str(PLAYBOOK),
-            "-e",
-            f"poll_dir={tmp_path} tensorflow_build_timeout={timeout} tensorflow_build_progress_interval={interval}"
-            f" ansible_python_interpreter={sys.executable}",
-        ],
-        cwd=ROOT,
-        env=_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+def _playbook(
+    ansible_playbook: AnsiblePlaybook, tmp_path: Path, timeout: int, interval: float
+) -> subprocess.Popen[str]:
+    return ansible_playbook.popen(
+        PLAYBOOK,
+        "-e",
+        f"poll_dir={tmp_path} tensorflow_build_timeout={timeout} tensorflow_build_progress_interval={interval}",
     )
 
 
-def test_a_build_that_outlasts_1000_looks_is_followed_to_its_end(tmp_path: Path) -> None:
-    proc = _playbook(tmp_path, timeout=3600, interval=0.01)
+def test_a_build_that_outlasts_1000_looks_is_followed_to_its_end(
+    ansible_playbook: AnsiblePlaybook, tmp_path: Path
+) -> None:
+    proc = _playbook(ansible_playbook, tmp_path, timeout=3600, interval=0.01)
     assert proc.stdout is not None
     looks = 0
     out = []
@@ -83,9 +56,9 @@ def test_a_build_that_outlasts_1000_looks_is_followed_to_its_end(tmp_path: Path)
     assert re.search(r"\(item=look 1000: \d+s: \[\d+ / 100,000\] Compiling stand-in/step_\d+\.cc\)", "".join(out)), tail
 
 
-def test_a_build_past_its_timeout_fails_with_a_clear_message(tmp_path: Path) -> None:
+def test_a_build_past_its_timeout_fails_with_a_clear_message(ansible_playbook: AnsiblePlaybook, tmp_path: Path) -> None:
     started = time.monotonic()
-    proc = _playbook(tmp_path, timeout=4, interval=0.5)
+    proc = _playbook(ansible_playbook, tmp_path, timeout=4, interval=0.5)
     output, _err = proc.communicate(timeout=300)
     assert proc.returncode == 2, output[-3000:]
     assert "did not finish within tensorflow_build_timeout (4 s" in output, output[-3000:]

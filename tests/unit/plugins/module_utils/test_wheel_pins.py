@@ -53,7 +53,7 @@ def test_every_and_cuda_release_from_2_14_has_a_wheel_set() -> None:
 @pytest.mark.parametrize("row", AND_CUDA_ROWS, ids=lambda r: r["version"])
 def test_wheel_set_matches_the_rows_cuda_and_cudnn(row: Dict[str, Any]) -> None:
     pins = row["wheel_pins"]
-    major = row["cuda"].split(".")[0]
+    major = row["cuda"].partition(".")[0]
     for name, version in pins.items():
         assert EXACT.match(version), f"{name}=={version} is not an exact wheel version"
         if name.startswith("nvidia-"):
@@ -77,7 +77,7 @@ def test_range_rows_choose_the_floor_of_every_range(row: Dict[str, Any]) -> None
 
 def test_cuda_wheel_sets_are_one_cuda_update_each() -> None:
     for entry in _matrix.CUDA_WHEELS:
-        major = entry["cuda"].split(".")[0]
+        major = entry["cuda"].partition(".")[0]
         for name, version in entry["wheels"].items():
             assert name.endswith(f"-cu{major}") and EXACT.match(version), (entry["cuda"], name, version)
         for lib in ("runtime", "nvcc", "nvrtc", "cupti"):

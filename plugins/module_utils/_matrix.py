@@ -336,6 +336,104 @@ _SRC_PYWRAP = "USE_PYWRAP_RULES=True from the 2.20.0 .bazelrc (Arch Linux tensor
 _SRC_WHEEL_CC_2_17 = "TF 2.17 release notes: wheels drop CC 5.x, add 8.9 (sm_60,sm_70,sm_80,sm_89,compute_90)"
 _SRC_WHEEL_CC_OLD = "TF release .bazelrc TF_CUDA_COMPUTE_CAPABILITIES as used by public build scripts [U]"
 
+# The nvidia-*-cu* wheels of TensorFlow's and-cuda extra. Read from each release's wheel METADATA (Requires-Dist
+# lines with `extra == "and-cuda"`), fetched with `pip install --dry-run --no-deps --report` from the Python index,
+# of the newest patch of each minor (the one `tensorflow[and-cuda]==X.Y.*` installs): 2.14.1, 2.15.1, 2.16.2,
+# 2.17.1, 2.18.1, 2.19.1, 2.20.0, 2.21.0. Up to 2.19 the extra pins every wheel exactly; 2.20 and 2.21 give ranges.
+_SRC_AND_CUDA = "PyPI tensorflow {} wheel METADATA, Requires-Dist of the and-cuda extra"
+# The CUDA libraries of one CUDA update as wheels (cuDNN and NCCL apart: they version on their own).
+_CUDA_WHEELS_11_8 = {
+    "nvidia-cublas-cu11": "11.11.3.6",
+    "nvidia-cuda-cupti-cu11": "11.8.87",
+    "nvidia-cuda-nvcc-cu11": "11.8.89",
+    "nvidia-cuda-runtime-cu11": "11.8.89",
+    "nvidia-cufft-cu11": "10.9.0.58",
+    "nvidia-curand-cu11": "10.3.0.86",
+    "nvidia-cusolver-cu11": "11.4.1.48",
+    "nvidia-cusparse-cu11": "11.7.5.86",
+}
+_CUDA_WHEELS_12_2 = {
+    "nvidia-cublas-cu12": "12.2.5.6",
+    "nvidia-cuda-cupti-cu12": "12.2.142",
+    "nvidia-cuda-nvcc-cu12": "12.2.140",
+    "nvidia-cuda-nvrtc-cu12": "12.2.140",
+    "nvidia-cuda-runtime-cu12": "12.2.140",
+    "nvidia-cufft-cu12": "11.0.8.103",
+    "nvidia-curand-cu12": "10.3.3.141",
+    "nvidia-cusolver-cu12": "11.5.2.141",
+    "nvidia-cusparse-cu12": "12.1.2.141",
+    "nvidia-nvjitlink-cu12": "12.2.140",
+}
+_CUDA_WHEELS_12_3 = {
+    "nvidia-cublas-cu12": "12.3.4.1",
+    "nvidia-cuda-cupti-cu12": "12.3.101",
+    "nvidia-cuda-nvcc-cu12": "12.3.107",
+    "nvidia-cuda-nvrtc-cu12": "12.3.107",
+    "nvidia-cuda-runtime-cu12": "12.3.101",
+    "nvidia-cufft-cu12": "11.0.12.1",
+    "nvidia-curand-cu12": "10.3.4.107",
+    "nvidia-cusolver-cu12": "11.5.4.101",
+    "nvidia-cusparse-cu12": "12.2.0.103",
+    "nvidia-nvjitlink-cu12": "12.3.101",
+}
+_CUDA_WHEELS_12_5 = {
+    "nvidia-cublas-cu12": "12.5.3.2",
+    "nvidia-cuda-cupti-cu12": "12.5.82",
+    "nvidia-cuda-nvcc-cu12": "12.5.82",
+    "nvidia-cuda-nvrtc-cu12": "12.5.82",
+    "nvidia-cuda-runtime-cu12": "12.5.82",
+    "nvidia-cufft-cu12": "11.2.3.61",
+    "nvidia-curand-cu12": "10.3.6.82",
+    "nvidia-cusolver-cu12": "11.6.3.83",
+    "nvidia-cusparse-cu12": "12.5.1.3",
+    "nvidia-nvjitlink-cu12": "12.5.82",
+}
+# What 2.20 and 2.21 allow (lower bounds = the CUDA 12.5 set and cuDNN 9.3.0.75 that 2.18/2.19 pin exactly).
+_AND_CUDA_RANGES_12 = {
+    "nvidia-cublas-cu12": ">=12.5.3.2,<13.0",
+    "nvidia-cuda-cupti-cu12": ">=12.5.82,<13.0",
+    "nvidia-cuda-nvcc-cu12": ">=12.5.82,<13.0",
+    "nvidia-cuda-nvrtc-cu12": ">=12.5.82,<13.0",
+    "nvidia-cuda-runtime-cu12": ">=12.5.82,<13.0",
+    "nvidia-cudnn-cu12": ">=9.3.0.75,<10.0",
+    "nvidia-cufft-cu12": ">=11.2.3.61,<12.0",
+    "nvidia-curand-cu12": ">=10.3.6.82,<11.0",
+    "nvidia-cusolver-cu12": ">=11.6.3.83,<12.0",
+    "nvidia-cusparse-cu12": ">=12.5.1.3,<13.0",
+    "nvidia-nvjitlink-cu12": ">=12.5.82,<13.0",
+}
+# Where the extra gives a range, the exact set chosen is the range's floor: the CUDA 12.5 wheels TensorFlow's
+# hermetic CUDA 12.5.1 build was tested with (2.18/2.19 pin exactly these), cuDNN 9.3.0.75 and the NCCL floor.
+_SRC_RANGE_FLOOR = "exact pins chosen: the extra's lower bounds (the CUDA 12.5 set 2.18/2.19 pin exactly)"
+
+# The CUDA wheel sets by CUDA version, for an and-cuda range that a stack resolves to another CUDA than the
+# TensorFlow row's (the Blackwell path: TF >= 2.20 wheels with CUDA 12.8). The 12.8 set is CUDA 12.8.1's as the
+# PyPI torch 2.8.0 wheel METADATA pins it, plus nvidia-cuda-nvcc-cu12 12.8.93 (the torch wheel does not need nvcc;
+# NVCC and NVRTC carry one version per CUDA update in every set above, and 12.8.93 is on the index).
+CUDA_WHEELS: List[Dict[str, Any]] = [
+    {"cuda": "11.8", "wheels": _CUDA_WHEELS_11_8, "source": _SRC_AND_CUDA.format("2.14.1")},
+    {"cuda": "12.2", "wheels": _CUDA_WHEELS_12_2, "source": _SRC_AND_CUDA.format("2.15.1")},
+    {"cuda": "12.3", "wheels": _CUDA_WHEELS_12_3, "source": _SRC_AND_CUDA.format("2.16.2, 2.17.1")},
+    {"cuda": "12.5", "wheels": _CUDA_WHEELS_12_5, "source": _SRC_AND_CUDA.format("2.18.1, 2.19.1")},
+    {
+        "cuda": "12.8",
+        "wheels": {
+            "nvidia-cublas-cu12": "12.8.4.1",
+            "nvidia-cuda-cupti-cu12": "12.8.90",
+            "nvidia-cuda-nvcc-cu12": "12.8.93",
+            "nvidia-cuda-nvrtc-cu12": "12.8.93",
+            "nvidia-cuda-runtime-cu12": "12.8.90",
+            "nvidia-cufft-cu12": "11.3.3.83",
+            "nvidia-curand-cu12": "10.3.9.90",
+            "nvidia-cusolver-cu12": "11.7.3.90",
+            "nvidia-cusparse-cu12": "12.5.8.93",
+            "nvidia-nvjitlink-cu12": "12.8.93",
+        },
+        "source": "PyPI torch 2.8.0 wheel METADATA (Requires-Dist, CUDA 12.8.1 wheels); nvidia-cuda-nvcc-cu12 "
+        "12.8.93 taken as NVRTC's version (the release lists on the Python index have it)",
+    },
+]
+
 # Build eras of the TensorFlow source tree (see REFERENCE section 2).
 #   configure_gcc:   configure.py, local CUDA, nvcc with a GCC host compiler.
 #   configure_clang: configure.py, local CUDA, Clang compiles CUDA (TF_CUDA_CLANG=1).
@@ -516,13 +614,21 @@ TENSORFLOW: List[Dict[str, Any]] = [
         "wheel_target": "//tensorflow/tools/pip_package:build_pip_package",
         "bazel_flags": [],
         "wheel_cuda": "pinned",
+        "wheel_pins": {
+            **_CUDA_WHEELS_11_8,
+            "nvidia-cudnn-cu11": "8.7.0.84",
+            "nvidia-nccl-cu11": "2.16.5",
+            "tensorrt": "8.5.3.1",
+        },
         "wheel_compute_capabilities": ["sm_35", "sm_50", "sm_60", "sm_70", "sm_75", "compute_80"],
         "tensorrt": {"min": "8.0", "max": "8.6", "default": "8.5.3"},
         "source": _SRC_TF_TESTED
         + "; "
         + _SRC_PYPI.format("2.14.0")
         + " (nvidia-cudnn-cu11==8.7.0.84, tensorrt==8.5.3.1); "
-        + _SRC_WHEEL_CC_OLD,
+        + _SRC_WHEEL_CC_OLD
+        + "; "
+        + _SRC_AND_CUDA.format("2.14.1"),
     },
     {
         "version": "2.15",
@@ -537,13 +643,16 @@ TENSORFLOW: List[Dict[str, Any]] = [
         "wheel_target": "//tensorflow/tools/pip_package:build_pip_package",
         "bazel_flags": [],
         "wheel_cuda": "pinned",
+        "wheel_pins": {**_CUDA_WHEELS_12_2, "nvidia-cudnn-cu12": "8.9.4.25", "nvidia-nccl-cu12": "2.16.5"},
         "wheel_compute_capabilities": ["sm_50", "sm_60", "sm_70", "sm_80", "compute_90"],
         "tensorrt": {"min": "8.0", "max": "8.6", "default": "8.6.1"},
         "source": _SRC_TF_TESTED
         + "; "
         + _SRC_PYPI.format("2.15.0")
         + " (nvidia-cudnn-cu12==8.9.4.25, tensorrt==8.6.1); "
-        + _SRC_WHEEL_CC_OLD,
+        + _SRC_WHEEL_CC_OLD
+        + "; "
+        + _SRC_AND_CUDA.format("2.15.1"),
     },
     {
         "version": "2.16",
@@ -559,6 +668,7 @@ TENSORFLOW: List[Dict[str, Any]] = [
         "wheel_target": "//tensorflow/tools/pip_package:build_pip_package",
         "bazel_flags": [],
         "wheel_cuda": "pinned",
+        "wheel_pins": {**_CUDA_WHEELS_12_3, "nvidia-cudnn-cu12": "8.9.7.29", "nvidia-nccl-cu12": "2.19.3"},
         "wheel_compute_capabilities": ["sm_50", "sm_60", "sm_70", "sm_80", "compute_90"],
         "tensorrt": {"min": "8.0", "max": "8.6", "default": "8.6.1"},
         "wheel_tensorrt": _WHEEL_TRT_2_16,
@@ -568,7 +678,9 @@ TENSORFLOW: List[Dict[str, Any]] = [
         + " (nvidia-cudnn-cu12==8.9.7.29); v2 target //tensorflow/tools/pip_package/v2:wheel also exists; "
         + _SRC_WHEEL_CC_OLD
         + "; "
-        + _SRC_TRT,
+        + _SRC_TRT
+        + "; "
+        + _SRC_AND_CUDA.format("2.16.2"),
     },
     {
         "version": "2.17",
@@ -584,6 +696,7 @@ TENSORFLOW: List[Dict[str, Any]] = [
         "wheel_target": "//tensorflow/tools/pip_package:wheel",
         "bazel_flags": ["--repo_env=WHEEL_NAME={wheel_name}"],
         "wheel_cuda": "pinned",
+        "wheel_pins": {**_CUDA_WHEELS_12_3, "nvidia-cudnn-cu12": "8.9.7.29", "nvidia-nccl-cu12": "2.19.3"},
         "wheel_compute_capabilities": ["sm_60", "sm_70", "sm_80", "sm_89", "compute_90"],
         "tensorrt": {"min": "8.0", "max": "8.6", "default": "8.6.1"},
         "source": _SRC_TF_TESTED
@@ -592,7 +705,9 @@ TENSORFLOW: List[Dict[str, Any]] = [
         + " (nvidia-cudnn-cu12==8.9.7.29); "
         + _SRC_WHEEL_CC_2_17
         + "; "
-        + _SRC_TRT,
+        + _SRC_TRT
+        + "; "
+        + _SRC_AND_CUDA.format("2.17.1"),
     },
     {
         "version": "2.18",
@@ -607,13 +722,16 @@ TENSORFLOW: List[Dict[str, Any]] = [
         "wheel_target": "//tensorflow/tools/pip_package:wheel",
         "bazel_flags": ["--repo_env=WHEEL_NAME={wheel_name}", "--config=cuda_wheel"],
         "wheel_cuda": "pinned",
+        "wheel_pins": {**_CUDA_WHEELS_12_5, "nvidia-cudnn-cu12": "9.3.0.75", "nvidia-nccl-cu12": "2.21.5"},
         "wheel_compute_capabilities": ["sm_60", "sm_70", "sm_80", "sm_89", "compute_90"],
         "tensorrt": None,
         "source": _SRC_TF_TESTED
         + "; "
         + _SRC_PYPI.format("2.18.0")
         + " (nvidia-cuda-runtime-cu12==12.5.82, nvidia-cudnn-cu12==9.3.0.75); "
-        + "2.18 release notes: TensorRT support is disabled in CUDA builds; first release built against NumPy 2.0",
+        + "2.18 release notes: TensorRT support is disabled in CUDA builds; first release built against NumPy 2.0"
+        + "; "
+        + _SRC_AND_CUDA.format("2.18.1"),
     },
     {
         "version": "2.19",
@@ -628,9 +746,15 @@ TENSORFLOW: List[Dict[str, Any]] = [
         "wheel_target": "//tensorflow/tools/pip_package:wheel",
         "bazel_flags": ["--repo_env=WHEEL_NAME={wheel_name}", "--config=cuda_wheel"],
         "wheel_cuda": "pinned",
+        "wheel_pins": {**_CUDA_WHEELS_12_5, "nvidia-cudnn-cu12": "9.3.0.75", "nvidia-nccl-cu12": "2.23.4"},
         "wheel_compute_capabilities": ["sm_60", "sm_70", "sm_80", "sm_89", "compute_90"],
         "tensorrt": None,
-        "source": _SRC_TF_TESTED + "; " + _SRC_PYPI.format("2.19.0") + " (numpy<2.2.0,>=1.26.0)",
+        "source": _SRC_TF_TESTED
+        + "; "
+        + _SRC_PYPI.format("2.19.0")
+        + " (numpy<2.2.0,>=1.26.0)"
+        + "; "
+        + _SRC_AND_CUDA.format("2.19.1"),
     },
     {
         "version": "2.20",
@@ -649,13 +773,19 @@ TENSORFLOW: List[Dict[str, Any]] = [
             "--repo_env=USE_PYWRAP_RULES=True",
         ],
         "wheel_cuda": "range",
+        "wheel_pins": {**_CUDA_WHEELS_12_5, "nvidia-cudnn-cu12": "9.3.0.75", "nvidia-nccl-cu12": "2.25.1"},
+        "wheel_ranges": {**_AND_CUDA_RANGES_12, "nvidia-nccl-cu12": ">=2.25.1,<3.0"},
         "wheel_compute_capabilities": ["sm_60", "sm_70", "sm_80", "sm_89", "compute_90"],
         "tensorrt": None,
         "source": _SRC_TF_TESTED
         + "; "
         + _SRC_PYPI.format("2.20.0")
         + " (nvidia-*-cu12<13.0,>=12.5.82, nvidia-cudnn-cu12<10.0,>=9.3.0.75); "
-        + _SRC_PYWRAP,
+        + _SRC_PYWRAP
+        + "; "
+        + _SRC_AND_CUDA.format("2.20.0")
+        + "; "
+        + _SRC_RANGE_FLOOR,
     },
     {
         "version": "2.21",
@@ -674,13 +804,19 @@ TENSORFLOW: List[Dict[str, Any]] = [
             "--repo_env=USE_PYWRAP_RULES=True",
         ],
         "wheel_cuda": "range",
+        "wheel_pins": {**_CUDA_WHEELS_12_5, "nvidia-cudnn-cu12": "9.3.0.75", "nvidia-nccl-cu12": "2.27.7"},
+        "wheel_ranges": {**_AND_CUDA_RANGES_12, "nvidia-nccl-cu12": ">=2.27.7,<3.0"},
         "wheel_compute_capabilities": ["sm_60", "sm_70", "sm_80", "sm_89", "compute_90"],
         "tensorrt": None,
         "source": _SRC_TF_TESTED
         + "; "
         + _SRC_PYPI.format("2.21.0")
         + " (Requires-Python >=3.10, numpy>=1.26.0, nvidia-*-cu12<13.0); "
-        + "USE_PYWRAP_RULES=True as for 2.20 [U] (the 2.21 .bazelrc was not read; the flag is inert if unused)",
+        + "USE_PYWRAP_RULES=True as for 2.20 [U] (the 2.21 .bazelrc was not read; the flag is inert if unused)"
+        + "; "
+        + _SRC_AND_CUDA.format("2.21.0")
+        + "; "
+        + _SRC_RANGE_FLOOR,
     },
 ]
 
@@ -921,9 +1057,14 @@ CUDA: List[Dict[str, Any]] = [
 _SRC_CUDNN = "NVIDIA cuDNN support matrix / release notes"
 _SRC_CUDNN_SM = "NVIDIA cuDNN {} support matrix (compute capabilities listed per CUDA build)"
 
+# cuDNN's wheel builds on the Python index: nvidia-cudnn-cu11/-cu12/-cu13 release lists, read with pip (index versions).
+_SRC_CUDNN_WHEELS = "nvidia-cudnn-cu11/-cu12/-cu13 release lists on the Python index"
+
 # cuDNN releases the matrix uses, with the CUDA range each build supports. sm_max lists
 # [cuda_min, highest compute capability] pairs: the builds for CUDA >= cuda_min list GPUs up to
 # that capability; a row without sm_max is not checked against GPUs (its matrix says "SM 3.5 and later").
+# wheels: the exact version of the release's nvidia-cudnn-cu<major> wheel per CUDA major (_SRC_CUDNN_WHEELS); 8.1.0
+# has none.
 CUDNN: List[Dict[str, Any]] = [
     {
         "version": "8.1.0",
@@ -937,62 +1078,80 @@ CUDNN: List[Dict[str, Any]] = [
         "version": "8.6.0",
         "cuda_min": "11.8",
         "cuda_max": "11.8",
+        "wheels": {"11": "8.6.0.163"},
         "source": _SRC_TF_TESTED + " (TF 2.12/2.13: cuDNN 8.6 with CUDA 11.8); the 8.6.0 support matrix was not "
-        "found, so its older CUDA 11 minors are left out (cuDNN 8.7.0 or 8.9.x cover CUDA 11.0-11.8)",
+        "found, so its older CUDA 11 minors are left out (cuDNN 8.7.0 or 8.9.x cover CUDA 11.0-11.8)"
+        + "; "
+        + _SRC_CUDNN_WHEELS,
     },
     {
         "version": "8.7.0",
         "cuda_min": "11.0",
         "cuda_max": "11.8",
-        "source": _SRC_CUDNN + "; PyPI nvidia-cudnn-cu11 8.7.0.84",
+        "wheels": {"11": "8.7.0.84"},
+        "source": _SRC_CUDNN + "; PyPI nvidia-cudnn-cu11 8.7.0.84; " + _SRC_CUDNN_WHEELS,
     },
     {
         "version": "8.9.4",
         "cuda_min": "11.0",
         "cuda_max": "12.2",
-        "source": _SRC_CUDNN + "; PyPI nvidia-cudnn-cu12 8.9.4.25",
+        "wheels": {"11": "8.9.4.25", "12": "8.9.4.25"},
+        "source": _SRC_CUDNN + "; PyPI nvidia-cudnn-cu12 8.9.4.25; " + _SRC_CUDNN_WHEELS,
     },
     {
         "version": "8.9.7",
         "cuda_min": "11.0",
         "cuda_max": "12.3",
         "sm_max": [["11.0", "9.0"]],
-        "source": _SRC_CUDNN_SM.format("8.9.6 (8.9.7 assumed alike)") + "; PyPI nvidia-cudnn-cu12 8.9.7.29",
+        "wheels": {"12": "8.9.7.29"},
+        "source": _SRC_CUDNN_SM.format("8.9.6 (8.9.7 assumed alike)")
+        + "; PyPI nvidia-cudnn-cu12 8.9.7.29"
+        + "; "
+        + _SRC_CUDNN_WHEELS,
     },
     {
         "version": "9.3.0",
         "cuda_min": "11.8",
         "cuda_max": "12.6",
         "sm_max": [["11.8", "9.0"]],
-        "source": _SRC_CUDNN_SM.format("9.0-9.5.1 (Hopper the newest listed)") + "; PyPI nvidia-cudnn-cu12 9.3.0.75",
+        "wheels": {"11": "9.3.0.75", "12": "9.3.0.75"},
+        "source": _SRC_CUDNN_SM.format("9.0-9.5.1 (Hopper the newest listed)")
+        + "; PyPI nvidia-cudnn-cu12 9.3.0.75"
+        + "; "
+        + _SRC_CUDNN_WHEELS,
     },
     {
         "version": "9.8.0",
         "cuda_min": "12.0",
         "cuda_max": "12.8",
         "sm_max": [["12.0", "9.0"], ["12.8", "12.0"]],
+        "wheels": {"11": "9.8.0.87", "12": "9.8.0.87"},
         "source": _SRC_CUDNN
         + "; Blackwell from 9.7.0 (NVIDIA/cudnn-frontend v1.10 release notes, NVIDIA/TransformerEngine#2775); "
         + "CUDA 12 build for 12.0-12.8 (nixpkgs cuda-modules/cudnn/releases.nix, 9.8.0.87); the CUDA 11.8 build "
-        "is left out (its matrix was not found; cuDNN 9.10.2 lists one)",
+        "is left out (its matrix was not found; cuDNN 9.10.2 lists one); " + _SRC_CUDNN_WHEELS,
     },
     {
         "version": "9.10.2",
         "cuda_min": "11.8",
         "cuda_max": "12.9",
         "sm_max": [["11.8", "9.0"], ["12.8", "12.0"]],
+        "wheels": {"11": "9.10.2.21", "12": "9.10.2.21"},
         "source": _SRC_CUDNN_SM.format("9.10.2")
-        + " (for CUDA 12.8/12.9: 5.0-10.0, 12.0; for CUDA 12.0-12.6 and 11.8: up to 9.0)",
+        + " (for CUDA 12.8/12.9: 5.0-10.0, 12.0; for CUDA 12.0-12.6 and 11.8: up to 9.0)"
+        + "; "
+        + _SRC_CUDNN_WHEELS,
     },
     {
         "version": "9.17.0",
         "cuda_min": "13.0",
         "cuda_max": "13.1",
         "sm_max": [["13.0", "12.0"]],
+        "wheels": {"12": "9.17.0.29", "13": "9.17.0.29"},
         "source": _SRC_CUDNN_SM.format("9.17.0")
         + " (cuDNN 9.17.0 for CUDA 13.x: CUDA 13.1 and 13.0, driver >= 580.65.06, compute capability 7.5-12.0; "
         "its CUDA 12.x build is left out here: it drops Volta and older, which this row cannot express); "
-        "replaces 9.13.0, whose support matrix was not found",
+        "replaces 9.13.0, whose support matrix was not found; " + _SRC_CUDNN_WHEELS,
     },
 ]
 

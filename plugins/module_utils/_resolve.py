@@ -44,6 +44,7 @@ OVERRIDE_TABLES: Dict[str, Tuple[str, Optional[str], Tuple[str, ...]]] = {
     "gpus": ("GPUS", "name", ("name", "compute_capability")),
     "os": ("OPERATING_SYSTEMS", "id", ("id", "python")),
     "compiler_conflicts": ("COMPILER_CONFLICTS", None, ("family",)),
+    "cuda_wheels": ("CUDA_WHEELS", "cuda", ("cuda", "wheels")),
 }
 
 _PYTHONS = [f"3.{minor}" for minor in range(6, 20)]
@@ -57,7 +58,13 @@ _ROW_DEFAULTS: Dict[str, Any] = {
     "wheel_compute_capabilities": [],
     "tensorrt": None,
     "numpy_by_python": {},
+    "wheel_pins": {},
+    "wheel_ranges": {},
 }
+
+# Fields of a TensorFlow row that its and-cuda wheel set (wheel_pins, wheel_ranges) was read for: an override that
+# changes one of them without giving wheel_pins drops the set it inherited (see _merge_row).
+_WHEEL_SET_FIELDS = ("cuda", "cudnn", "wheel_cuda", "pip_package", "pip_version")
 
 
 # Request values that must be versions: key -> (pattern, example written the way the key expects it).
@@ -76,6 +83,7 @@ _ROW_FORMS: Dict[str, Dict[str, str]] = {
         "cuda": "version",
         "cudnn": "version",
         "wheel_compute_capabilities": "codes",
+        "wheel_pins": "pins",
     },
     "cuda": {
         "driver_min": "version",
@@ -85,7 +93,8 @@ _ROW_FORMS: Dict[str, Dict[str, str]] = {
         "min_sm": "cc",
         "max_sm": "cc",
     },
-    "cudnn": {"cuda_min": "version", "cuda_max": "version"},
+    "cudnn": {"cuda_min": "version", "cuda_max": "version", "wheels": "pins"},
+    "cuda_wheels": {"cuda": "version", "wheels": "pins"},
     "gpus": {"compute_capability": "cc"},
     "os": {"python": "version"},
 }
@@ -94,6 +103,7 @@ _FORM_HELP = {
     "cc": "a compute capability such as '8.6' or '12.0' (quote it in YAML)",
     "range": "a [low, high] pair of Python versions such as ['3.10', '3.13']",
     "codes": "a list of sm_XY / compute_XY codes such as [sm_80, compute_90]",
+    "pins": "a mapping of wheel name (or CUDA major) to its exact version, such as {nvidia-cudnn-cu12: '9.3.0.75'}",
 }
 
 
@@ -214,6 +224,8 @@ def _merge_row(
             if bad:
                 conflicts.extend(bad)
                 return
+            if table == "tensorflow":
+                _drop_stale_wheel_set(existing, row)
             existing.update(row)
             return
     base_key = row.pop("based_on", None)
@@ -226,6 +238,8 @@ def _merge_row(
             )
             return
         merged = copy.deepcopy(base)
+        if table == "tensorflow":
+            _drop_stale_wheel_set(merged, row)
         merged.update(row)
         row = merged
     missing = [f for f in required if f not in row]
@@ -246,6 +260,15 @@ def _merge_row(
     target.append(row)
 
 
+def _drop_stale_wheel_set(base: Dict[str, Any], change: Mapping[str, Any]) -> None:
+    """Forget the and-cuda wheel set of `base` when `change` alters what it was read for and gives no set itself."""
+    if "wheel_pins" in change:
+        return
+    if any(field in change and change[field] != base.get(field) for field in _WHEEL_SET_FIELDS):
+        base["wheel_pins"] = {}
+        base["wheel_ranges"] = {}
+
+
 def _field_problem(kind: str, value: Any) -> bool:
     """True when an override field does not have the form its kind asks for."""
     if kind == "version":
@@ -259,6 +282,8 @@ def _field_problem(kind: str, value: Any) -> bool:
             and all(re.match(r"^\d+\.\d+$", str(v)) for v in value)
             and vtuple(value[0]) <= vtuple(value[1])
         )
+    if kind == "pins":
+        return not (isinstance(value, Mapping) and all(re.match(r"^\d+(\.\d+){0,3}$", str(v)) for v in value.values()))
     if kind == "codes":
         return not (
             isinstance(value, (list, tuple)) and all(re.match(r"^(sm|compute)_\d{2,3}[af]?$", str(v)) for v in value)
@@ -549,6 +574,7 @@ def _resolve_row(
                 notes.append(f"cpu_only is set: {key} {req[key]} is not used.")
         ccs = []
 
+    wheel_pins = _wheel_pins(row, req, tables, tf_cuda=tf_cuda, cudnn=cudnn, conflicts=conflicts, notes=notes)
     tensorrt = _resolve_tensorrt(row, req, conflicts, notes)
     compiler = _resolve_compiler(
         row, req, tables, os_id=ctx["os_id"], os_info=ctx["os_info"], cuda=cuda, conflicts=conflicts, notes=notes
@@ -587,6 +613,9 @@ def _resolve_row(
     }
     stack["build"] = _build(row, stack, ccs, notes)
     stack["resources"] = _resources(stack)
+    stack["wheel_pins"] = wheel_pins
+    stack["constraints"] = [f"{name}=={version}" for name, version in sorted(wheel_pins.items())]
+    stack["cudnn_wheel"] = _cudnn_wheel(tables, cudnn, cuda) if gpu_build else None
     stack["pip_requirements"] = tf_wheel_requirement(stack, gpu_build)
     if not req["want_xla"]:
         notes.append("want_xla is false: only source builds change (TF_ENABLE_XLA=0); wheels always carry XLA.")
@@ -727,12 +756,29 @@ def _resolve_cudnn(
         cudnn = str(known[-1]["version"]) if known and vtuple(user) != vtuple(known[-1]["version"]) else user
         if len(vtuple(cudnn)) < 3:
             cudnn = ".".join(str(p) for p in ((*vtuple(cudnn), 0, 0))[:3])
+        wheel = _and_cuda_cudnn(row) if not source else None
         if pinned_wheel:
-            if vtuple(cudnn) != vtuple(tested):
-                notes.append(
-                    f"TensorFlow {tf} wheels bring cuDNN {tested} from pip; "
-                    f"the host cuDNN {cudnn} is not used by TensorFlow."
+            if vtuple(cudnn) == vtuple(tested):
+                return cudnn
+            if wheel is not None:
+                conflicts.append(
+                    f"cuDNN {cudnn} contradicts TensorFlow {tf}'s and-cuda wheels, which install "
+                    f"{wheel[0]}=={wheel[1]} (cuDNN {tested}); set cudnn to '{_mm(tested)}' or leave it unset, "
+                    f"or build_from_source to build against cuDNN {cudnn}."
                 )
+                return cudnn
+            notes.append(
+                f"TensorFlow {tf} wheels bring cuDNN {tested} from pip; "
+                f"the host cuDNN {cudnn} is not used by TensorFlow."
+            )
+            return cudnn
+        if _major(cudnn) != _major(tested) and wheel is not None:
+            spec = (row.get("wheel_ranges") or {}).get(wheel[0], f"=={wheel[1]}")
+            conflicts.append(
+                f"cuDNN {cudnn} contradicts TensorFlow {tf}'s and-cuda wheels, which need {wheel[0]}{spec} "
+                f"(cuDNN {_major(tested)}); set cudnn to a {_major(tested)}.x >= {_mm(tested)} or leave it unset "
+                f"(cuDNN {tested}), or build_from_source."
+            )
             return cudnn
         if _major(cudnn) != _major(tested):
             conflicts.append(
@@ -765,6 +811,121 @@ def _resolve_cudnn(
     fix = f"use cuDNN {alt}" if alt else f"add a cuDNN {_major(tested)}.x row that supports them via overrides.cudnn"
     conflicts.append(f"{problem}; {fix}.")
     return cudnn
+
+
+def _and_cuda_cudnn(row: Mapping[str, Any]) -> Optional[Tuple[str, str]]:
+    """(wheel name, exact version) of the cuDNN wheel in a TensorFlow row's and-cuda set, or None."""
+    for name, version in (row.get("wheel_pins") or {}).items():
+        if str(name).startswith("nvidia-cudnn-"):
+            return str(name), str(version)
+    return None
+
+
+def _satisfies(version: str, spec: str) -> bool:
+    """Whether a release version meets every clause of a pip specifier made of ==, >=, >, <= and < clauses."""
+    checks = {
+        "==": lambda a, b: a == b,
+        ">=": lambda a, b: a >= b,
+        "<=": lambda a, b: a <= b,
+        ">": lambda a, b: a > b,
+        "<": lambda a, b: a < b,
+    }
+    for clause in (c.strip() for c in spec.split(",") if c.strip()):
+        match = re.match(r"^(==|>=|<=|>|<)\s*([0-9.]+)$", clause)
+        if match is None or not checks[match.group(1)](vtuple(version), vtuple(match.group(2))):
+            return False
+    return True
+
+
+def _wheel_pins(
+    row: Mapping[str, Any],
+    req: Mapping[str, Any],
+    tables: Mapping[str, List[Dict[str, Any]]],
+    *,
+    tf_cuda: Optional[str],
+    cudnn: Optional[str],
+    conflicts: List[str],
+    notes: List[str],
+) -> Dict[str, str]:
+    """The exact version of every wheel TensorFlow's and-cuda extra installs for this stack; {} where pip brings none.
+
+    A row whose extra pins exactly gives its recorded set. Where the extra allows ranges, the row's recorded set is
+    its choice for the row's CUDA and cuDNN; another CUDA takes that CUDA's set (overrides.cuda_wheels) and another
+    cuDNN its own wheel (the cuDNN row's wheels), and every pin must stay inside the extra's ranges.
+    """
+    mode = row.get("wheel_cuda", "system")
+    if req["cpu_only"] or req["build_from_source"] or mode == "system" or tf_cuda is None:
+        return {}
+    tf = row["version"]
+    pins = {str(name): str(version) for name, version in (row.get("wheel_pins") or {}).items()}
+    if not pins:
+        notes.append(
+            f"TensorFlow {tf}'s and-cuda wheels are not pinned: the matrix records no wheel set for this row; "
+            "give one in overrides.tensorflow (wheel_pins) to pin them."
+        )
+        return {}
+    if mode != "range":
+        return pins
+    if cudnn and _major(cudnn) != _major(row["cudnn"]):
+        return {}  # _resolve_cudnn reported the other major
+    suffix = f"-cu{_major(tf_cuda)}"
+    if tf_cuda != str(row["cuda"]):
+        wrow = next((r for r in tables["cuda_wheels"] if str(r["cuda"]) == tf_cuda), None)
+        recorded = ", ".join(
+            str(r["cuda"])
+            for r in sorted(tables["cuda_wheels"], key=lambda r: vtuple(r["cuda"]))
+            if _major(r["cuda"]) == _major(tf_cuda) and vtuple(r["cuda"]) >= vtuple(row["cuda"])
+        )
+        if wrow is None:
+            conflicts.append(
+                f"TensorFlow {tf}'s and-cuda wheels are pinned to exact versions, and the matrix has no "
+                f"nvidia-*{suffix} wheel set for CUDA {tf_cuda} (it has {recorded or 'none'}); use cuda "
+                f"'{row['cuda']}' or another CUDA with a set, add the set via overrides.cuda_wheels, "
+                "or build_from_source."
+            )
+            return {}
+        cuda_names = [n for n in pins if not n.startswith(("nvidia-cudnn-", "nvidia-nccl-"))]
+        missing = [n for n in cuda_names if n not in wrow["wheels"]]
+        if missing:
+            conflicts.append(
+                "The CUDA {} wheel set in the matrix lacks {}, which TensorFlow {}'s and-cuda extra needs; add them "
+                "via overrides.cuda_wheels or use cuda '{}'.".format(tf_cuda, ", ".join(missing), tf, row["cuda"])
+            )
+            return {}
+        pins.update({n: str(wrow["wheels"][n]) for n in cuda_names})
+        notes.append(f"TensorFlow {tf}'s and-cuda wheels are pinned to CUDA {tf_cuda}'s set ({wrow['source']}).")
+    wheel = _and_cuda_cudnn(row)
+    if wheel is not None and cudnn and vtuple(cudnn) != vtuple(row["cudnn"]):
+        crow = _cudnn_row(tables, cudnn)
+        exact = (crow or {}).get("wheels", {}).get(str(_major(tf_cuda)))
+        if exact is None:
+            conflicts.append(
+                f"cuDNN {cudnn} has no nvidia-cudnn{suffix} wheel in the matrix, and TensorFlow {tf}'s and-cuda "
+                f"wheels are pinned to exact versions; use cudnn '{_mm(row['cudnn'])}' or add its wheels "
+                "(per CUDA major) via overrides.cudnn."
+            )
+            return {}
+        pins[wheel[0]] = str(exact)
+    ranges = row.get("wheel_ranges") or {}
+    outside = [
+        f"{n}=={v} (allowed {ranges[n]})" for n, v in pins.items() if n in ranges and not _satisfies(v, ranges[n])
+    ]
+    if outside:
+        conflicts.append(
+            "TensorFlow {}'s and-cuda extra does not allow {}; use cuda '{}' and cudnn '{}' or leave them "
+            "unset.".format(tf, ", ".join(outside), row["cuda"], _mm(row["cudnn"]))
+        )
+        return {}
+    return pins
+
+
+def _cudnn_wheel(
+    tables: Mapping[str, List[Dict[str, Any]]], cudnn: Optional[str], cuda: Optional[str]
+) -> Optional[str]:
+    """The exact version of the nvidia-cudnn-cu<major> wheel of a cuDNN release for a CUDA, or None."""
+    crow = _cudnn_row(tables, cudnn) if cudnn and cuda else None
+    version = (crow or {}).get("wheels", {}).get(str(_major(cuda)))
+    return None if version is None else str(version)
 
 
 def _cudnn_row(tables: Mapping[str, List[Dict[str, Any]]], version: str) -> Optional[Dict[str, Any]]:
@@ -1359,7 +1520,8 @@ def _spec(stack: Mapping[str, Any]) -> str:
 def tf_wheel_requirement(stack: Mapping[str, Any], gpu: bool) -> List[str]:
     """Pip requirement strings for the TensorFlow wheel of a resolved stack (and the numpy pin).
 
-    ``gpu`` says whether the host should get the GPU build; a cpu_only stack always gets the CPU wheel.
+    ``gpu`` says whether the host should get the GPU build; a cpu_only stack always gets the CPU wheel. The exact
+    versions of the and-cuda extra's wheels are the stack's ``constraints`` (pip -c), not requirements here.
     """
     spec = _spec(stack)
     numpy = "numpy{}".format(stack["numpy"]) if stack.get("numpy") else "numpy"
@@ -1369,11 +1531,4 @@ def tf_wheel_requirement(stack: Mapping[str, Any], gpu: bool) -> List[str]:
     mode = stack.get("wheel_cuda", "system")
     if mode == "system":
         return [package + spec, numpy]
-    reqs = [f"{package}[and-cuda]{spec}", numpy]
-    if mode == "range" and stack.get("tf_cuda") and stack.get("cudnn"):
-        cuda = str(stack["tf_cuda"])
-        suffix = f"cu{_major(cuda)}"
-        for lib in ("cuda-runtime", "cuda-nvcc", "cuda-nvrtc", "cuda-cupti", "cublas"):
-            reqs.append(f"nvidia-{lib}-{suffix}=={cuda}.*")
-        reqs.append("nvidia-cudnn-{}=={}.*".format(suffix, stack["cudnn"]))
-    return reqs
+    return [f"{package}[and-cuda]{spec}", numpy]

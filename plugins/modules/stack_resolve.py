@@ -92,7 +92,10 @@ options:
   overrides:
     description:
       - Matrix rows merged over the built-in data, keyed by table
-        (V(tensorflow), V(cuda), V(cudnn), V(gpus), V(os), V(compiler_conflicts)).
+        (V(tensorflow), V(cuda), V(cudnn), V(gpus), V(os), V(compiler_conflicts), V(cuda_wheels)).
+      - V(cuda_wheels) rows (C(cuda), C(wheels) mapping each nvidia-*-cu* CUDA wheel to its exact version) give
+        the wheel set of a CUDA that TensorFlow's C(and-cuda) ranges allow but the matrix does not record; a
+        V(tensorflow) row's C(wheel_pins) replaces its recorded wheel set.
       - A row with an existing key replaces those fields; a new row is added; a new row may name
         C(based_on) to start from a copy of an existing row (for example an internal TensorFlow fork).
     type: dict
@@ -194,6 +197,26 @@ stack:
       type: list
       elements: str
       sample: ["tensorflow[and-cuda]==2.17.*", "numpy>=1.26.0,<2"]
+    wheel_pins:
+      description:
+        - The exact version of every wheel TensorFlow's C(and-cuda) extra installs for this stack (the nvidia-*-cu*
+          CUDA, cuDNN and NCCL wheels), as recorded in the matrix from each release's wheel metadata; where the
+          extra allows a range, the versions of the resolved CUDA and cuDNN inside it.
+        - Empty for CPU stacks, source builds and wheels that load the host's CUDA (TensorFlow 2.13 and older).
+      type: dict
+      sample: {"nvidia-cudnn-cu12": "9.3.0.75", "nvidia-cuda-runtime-cu12": "12.5.82"}
+    constraints:
+      description:
+        - RV(stack.wheel_pins) as pip constraint lines, sorted; the tensorflow role passes them to pip with C(-c).
+      type: list
+      elements: str
+      sample: ["nvidia-cublas-cu12==12.5.3.2", "nvidia-cudnn-cu12==9.3.0.75"]
+    cudnn_wheel:
+      description:
+        - Exact version of the nvidia-cudnn-cu<major> wheel of the stack's cuDNN for its CUDA major, which the cudnn
+          role's pip source installs; null when the matrix records none or the stack has no cuDNN.
+      type: str
+      sample: "9.3.0.75"
     notes:
       description: Explanations of defaults, untested combinations and null values.
       type: list

@@ -193,8 +193,10 @@ def test_tensorflow_gpu_wheel_with_the_stack_pins(host):
     freeze = host.check_output(f"{ENV}/bin/pip freeze")
     assert re.search(r"^tensorflow==2\.21\.", freeze, re.MULTILINE), freeze
     assert "tensorflow-cpu" not in freeze
-    assert re.search(r"^nvidia-cuda-runtime-cu12==12\.5\.", freeze, re.MULTILINE), freeze
-    assert re.search(r"^nvidia-cudnn-cu12==9\.3\.0\.", freeze, re.MULTILINE), freeze
+    assert re.search(r"^nvidia-cuda-runtime-cu12==12\.5\.82$", freeze, re.MULTILINE), freeze
+    assert re.search(r"^nvidia-cudnn-cu12==9\.3\.0\.75$", freeze, re.MULTILINE), freeze
+    constraints = host.file(f"{ENV}/share/dlstack/tf-constraints.txt")
+    assert constraints.mode == 0o644 and "nvidia-cudnn-cu12==9.3.0.75" in constraints.content_string
 
 
 def test_tensorflow_is_a_cuda_build_and_lists_no_gpu(host):

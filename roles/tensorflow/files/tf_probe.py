@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import re
 import sys
 from typing import Any
 
@@ -23,10 +24,28 @@ def xla_check(tf: Any, np: Any) -> dict[str, Any]:
     return {"ok": abs(value - expected) <= tolerance, "value": value, "expected": expected}
 
 
+def cuda_wheels() -> dict[str, str]:
+    """Installed versions of the wheels TensorFlow's and-cuda extra brings (nvidia-*, tensorrt), by normalised name."""
+    found: dict[str, str] = {}
+    try:
+        metadata = importlib.import_module("importlib.metadata")
+    except ImportError:  # Python 3.7 and older (TensorFlow 2.11 and older): no and-cuda extra to read back
+        return found
+    for dist in metadata.distributions():
+        name = re.sub(r"[-_.]+", "-", str(dist.metadata["Name"] or "")).lower()
+        if name.startswith("nvidia-") or name == "tensorrt":
+            found[name] = dist.version
+    return dict(sorted(found.items()))
+
+
 def main() -> int:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     version = sys.version_info
-    report: dict[str, Any] = {"python": f"{version[0]}.{version[1]}.{version[2]}", "imported": False}
+    report: dict[str, Any] = {
+        "python": f"{version[0]}.{version[1]}.{version[2]}",
+        "imported": False,
+        "cuda_wheels": cuda_wheels(),
+    }
     try:
         tf = importlib.import_module("tensorflow")
         np = importlib.import_module("numpy")

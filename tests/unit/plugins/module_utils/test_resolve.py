@@ -275,10 +275,13 @@ def test_sm120_default_wheel_refused_with_both_ways_out() -> None:
 def test_sm120_wheel_with_cuda_12_8_pins_pip_cuda() -> None:
     stack = resolve_stack({"tensorflow": "2.21", "cuda": "12.8", "gpus": ["2b85"]})
     assert stack["tf_cuda"] == "12.8"
-    assert "nvidia-cuda-runtime-cu12==12.8.*" in stack["pip_requirements"]
+    # The and-cuda wheels are pinned to CUDA 12.8.1's set (torch 2.8.0's metadata) through pip constraints.
+    assert "nvidia-cuda-runtime-cu12==12.8.90" in stack["constraints"]
+    assert "nvidia-cublas-cu12==12.8.4.1" in stack["constraints"]
     # cuDNN 9.3.0's matrix lists CUDA <= 12.6 and GPUs <= 9.0: a Blackwell-capable 9.x is picked instead.
     assert stack["cudnn"] == "9.8.0"
-    assert "nvidia-cudnn-cu12==9.8.0.*" in stack["pip_requirements"]
+    assert "nvidia-cudnn-cu12==9.8.0.87" in stack["constraints"]
+    assert stack["pip_requirements"] == ["tensorflow[and-cuda]==2.21.*", "numpy>=1.26.0"]
     assert stack["driver_min"] == "570.26"
     assert any("PTX JIT" in n for n in stack["notes"])
 
@@ -624,9 +627,18 @@ def test_cudnn_outside_cuda_range() -> None:
     assert conflicts == ["cuDNN 8.1.0 supports CUDA 11.0-11.2, not CUDA 11.8; use cuDNN 8.6.0."]
 
 
-def test_pinned_wheel_ignores_host_cudnn_with_note() -> None:
-    stack = resolve_stack({"tensorflow": "2.17", "cudnn": "9.3.0"})
-    assert any("wheels bring cuDNN 8.9.7 from pip" in n for n in stack["notes"])
+def test_pinned_wheel_refuses_another_host_cudnn() -> None:
+    assert conflicts_of({"tensorflow": "2.17", "cudnn": "9.3.0"}) == [
+        "cuDNN 9.3.0 contradicts TensorFlow 2.17's and-cuda wheels, which install nvidia-cudnn-cu12==8.9.7.29 "
+        "(cuDNN 8.9.7); set cudnn to '8.9' or leave it unset, or build_from_source to build against cuDNN 9.3.0."
+    ]
+
+
+def test_pinned_wheel_of_an_override_without_wheel_set_keeps_the_note() -> None:
+    overrides = {"tensorflow": [{"version": "2.17", "cudnn": "8.9.4"}]}
+    stack = resolve_stack({"tensorflow": "2.17", "cudnn": "9.3.0", "overrides": overrides})
+    assert any("wheels bring cuDNN 8.9.4 from pip" in n for n in stack["notes"])
+    assert stack["constraints"] == []
 
 
 @pytest.mark.parametrize(

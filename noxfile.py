@@ -31,7 +31,7 @@ PYTHON_DIRS = ["plugins", "tests", "noxfile.py"]
 # once instead of once per session saves minutes in CI).
 TOOLS = ROOT / ".nox" / "_tools"
 
-nox.options.sessions = ["lint", "sanity", "units", "backends", "molecule"]
+nox.options.sessions = ["lint", "sanity", "units", "conda", "backends", "molecule"]
 
 
 def _install(session: nox.Session) -> None:
@@ -84,6 +84,43 @@ def lint(session: nox.Session) -> None:
     # ansible-lint installs this collection into .ansible/; a copy left from an earlier run would be linted instead.
     shutil.rmtree(ROOT / ".ansible", ignore_errors=True)
     session.run(_tool("ansible-lint"), "--offline", "--profile", "production", env=_testbed_env())
+    _lint_collection_docs(session)
+    _galaxy_importer(session)
+
+
+def _lint_collection_docs(session: nox.Session) -> None:
+    """antsibull-docs's check of every plugin, module and role argument spec, as the docs site build reads them."""
+    with session.chdir(ROOT / "collections" / "ansible_collections" / "gpulab" / "dlstack"):
+        session.run(_tool("antsibull-docs"), "lint-collection-docs", "--plugin-docs", ".", env=_testbed_env())
+
+
+def _galaxy_importer(session: nox.Session) -> None:
+    """Galaxy's importer on the built tarball, offline: ansible-test off, and its ansible-lint pass off too (the
+    lint session's own ansible-lint run above is stricter: production profile, and it fails on findings)."""
+    work = Path(tempfile.mkdtemp(prefix="dlstack-importer-"))
+    try:
+        session.run(_tool("ansible-galaxy"), "collection", "build", "--output-path", str(work), str(ROOT), silent=True)
+        (tarball,) = work.glob("gpulab-dlstack-*.tar.gz")
+        config = work / "galaxy-importer.cfg"
+        config.write_text(
+            "[galaxy-importer]\n"
+            "run_ansible_test = False\n"
+            "run_ansible_lint = False\n"
+            "check_changelog = True\n"
+            f"tmp_root_dir = {work}\n"
+        )
+        env = {**_testbed_env(), "GALAXY_IMPORTER_CONFIG": str(config)}
+        with session.chdir(work):  # the importer writes importer_result.json into the working directory
+            output = session.run(_tool("python"), "-m", "galaxy_importer.main", str(tarball), env=env, silent=True)
+        # The importer exits 0 on warnings; anything it flags fails the session here.
+        flagged = [
+            line for line in str(output).splitlines() if re.search(r"\b(WARNING|ERROR)\b", line, flags=re.IGNORECASE)
+        ]
+        if flagged or "Importer processing completed successfully" not in str(output):
+            session.error("galaxy-importer flagged the collection:\n" + str(output))
+        session.log("galaxy-importer: the built collection imports with no warnings")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 @nox.session(venv_backend="none")
@@ -147,6 +184,16 @@ def units(session: nox.Session) -> None:
     session.run(
         _tool("pytest"), "tests/unit", "--cov=plugins", "--cov-report=term-missing:skip-covered", *session.posargs
     )
+
+
+@nox.session(venv_backend="none")
+def conda(session: nox.Session) -> None:
+    """python_env's conda backend on this machine (tests/conda/run.sh): a throwaway prefix, installers served over
+    HTTP from 127.0.0.1, the conda client a stub (no channel is reachable here); needs no root."""
+    _install(session)
+    env = {**_testbed_env(), "ANSIBLE_PLAYBOOK": _tool("ansible-playbook")}
+    env.pop("ANSIBLE_CONFIG")
+    session.run("bash", str(ROOT / "tests" / "conda" / "run.sh"), *session.posargs, env=env, external=True)
 
 
 @nox.session(venv_backend="none")
@@ -326,6 +373,11 @@ def _playbook(session: nox.Session, hosts: list[str], playbook: str, *extra: str
     return elapsed, changed
 
 
+def _load() -> float:
+    """The machine's 1-minute load average: figures taken on shared cores are only comparable with it."""
+    return round(os.getloadavg()[0], 2)
+
+
 @nox.session(venv_backend="none")
 def bench(session: nox.Session) -> None:
     """Benchmarks that write figures (reports/bench/*.json); nothing here is a pass/fail test.
@@ -347,24 +399,31 @@ def bench(session: nox.Session) -> None:
         ).stdout.strip(),
     }
     no_verify = ("--skip-tags", "verify")
+    load: dict[str, float] = {"start": _load()}
+    figures["load_1min_after"] = load
     names = [f"dlstack-bench-{os.getpid()}-{i}" for i in range(max(sizes))]
     for host in names:
         _start_container(host, "debian12")
     try:
         first = names[:1]
         cold = _playbook(session, first, "provision.yml", *no_verify)[0]
+        load["provision_cold"] = _load()
         rerun, changed = _playbook(session, first, "provision.yml", *no_verify)
+        load["provision_rerun"] = _load()
         figures["provision_cold_s"], figures["provision_rerun_s"] = cold, rerun
         figures["provision_rerun_changed"] = changed.get(first[0])
         figures["provision_rerun_fraction_of_cold"] = round(rerun / cold, 3)
         figures["verify_s"] = _playbook(session, first, "playbooks/verify.yml")[0]
+        load["verify"] = _load()
         forks = ("-f", str(max(len(names), 5)))
         figures["fleet_cold_s"] = {str(len(names)): _playbook(session, names, "provision.yml", *no_verify, *forks)[0]}
+        load["fleet_cold"] = _load()
         reruns: dict[str, float] = {}
         rerun_changed: dict[str, int] = {}
         for size in sizes:
             reruns[str(size)], changed = _playbook(session, names[:size], "provision.yml", *no_verify, *forks)
             rerun_changed[str(size)] = sum(changed.values())
+            load[f"fleet_rerun_{size}"] = _load()
         figures["fleet_rerun_s"] = reruns
         figures["fleet_rerun_changed"] = rerun_changed
         figures["fleet_rerun_largest_over_one"] = round(reruns[str(sizes[-1])] / reruns[str(sizes[0])], 2)
@@ -393,9 +452,58 @@ def _bench_tfbuild(session: nox.Session, out: Path) -> None:
 
 @nox.session(venv_backend="none")
 def docs(session: nox.Session) -> None:
-    """Regenerate each role's README variable table from meta/argument_specs.yml."""
+    """Regenerate each role's README variable table from meta/argument_specs.yml, then build the collection's docs
+    site with antsibull-docs and Sphinx into build/docs/html (open build/docs/html/index.html).
+
+    `nox -s docs -- --check` only checks the README tables. Offline, Sphinx cannot fetch the Ansible and Python
+    inventories its cross-references point at; those links stay plain text and Sphinx warns, the rest builds.
+    """
     _install(session)
     session.run(_tool("python"), str(ROOT / "tests" / "docs" / "role_docs.py"), *session.posargs)
+    if "--check" in session.posargs:
+        return
+    site = ROOT / "build" / "docs"
+    shutil.rmtree(site, ignore_errors=True)
+    site.mkdir(parents=True)
+    env = _testbed_env()
+    common = ["--use-current", "--fail-on-error"]
+    session.run(
+        _tool("antsibull-docs"),
+        "sphinx-init",
+        *common,
+        "--dest-dir",
+        str(site),
+        "--project",
+        "gpulab.dlstack",
+        "--title",
+        "gpulab.dlstack",
+        "--copyright",
+        "gpulab.dlstack maintainers",
+        "gpulab.dlstack",
+        env=env,
+    )
+    rst = site / "rst"
+    rst.chmod(0o755)  # antsibull-docs wants its output folder writable by itself only
+    session.run(
+        _tool("antsibull-docs"),
+        "--config-file",
+        str(site / "antsibull-docs.cfg"),
+        "collection",
+        *common,
+        "--cleanup",
+        "everything",
+        "--dest-dir",
+        str(rst),
+        "gpulab.dlstack",
+        env=env,
+    )
+    with (site / "conf.py").open("a") as conf:
+        conf.write("\n# Offline builds: give up on the intersphinx inventories quickly.\nintersphinx_timeout = 3\n")
+    session.run(_tool("sphinx-build"), "-M", "html", str(rst), str(site), "-c", str(site), "-q", env=env)
+    index = site / "html" / "index.html"
+    if not (site / "html" / "collections" / "gpulab" / "dlstack" / "index.html").exists():
+        session.error(f"the docs site has no collection page under {site / 'html'}")
+    session.log(f"docs site: open {index}")
 
 
 # CPU builds of the gpu workload's backends, one virtual environment each under .nox/, for `nox -s backends`.

@@ -10,7 +10,7 @@ short_description: The provisioning pipeline's stages, in order
 version_added: 0.1.0
 description:
   - The one ordered stage list of the collection - preflight, common, nvidia_driver, cuda_toolkit, cudnn, tensorrt,
-    nvidia_container_toolkit, python_env, tensorflow, verify - that C(playbooks/provision.yml) imports and
+    nvidia_container_toolkit, python_env, tensorflow, env_modules, verify - that C(playbooks/provision.yml) imports and
     P(gpulab.dlstack.fleet_upgrade#role) runs.
   - Which of them a host gets is decided by P(gpulab.dlstack.preflight#role) (C(dlstack_pipeline)).
 author:

@@ -61,7 +61,11 @@ PROC_VERSION = "/proc/driver/nvidia/version"
 _MISSING = {"", "[n/a]", "[not supported]", "n/a", "not supported", "[unknown error]", "[insufficient permissions]"}
 MISMATCH_MARKERS = ("driver/library version mismatch", "nvml/rm version mismatch")
 LOST_MARKERS = ("gpu is lost", "fallen off the bus", "unable to determine the device handle")
+# The collection's one definition of "in a container": marker files (Docker, Podman) and the virtualization_type
+# values Ansible's facts give a container guest. gpu_info reads the markers itself; the roles through
+# query('gpulab.dlstack.container_markers') and the gpulab.dlstack.in_container filter.
 CONTAINER_MARKERS = ("/.dockerenv", "/run/.containerenv")
+CONTAINER_TYPES = ("docker", "podman", "container", "containerd", "lxc", "systemd-nspawn", "openvz")
 
 
 def clean(value: Optional[str]) -> Optional[str]:
@@ -237,6 +241,24 @@ def parse_query_text(text: str) -> List[Dict[str, Any]]:
     return gpus
 
 
+_LIST_GPU = re.compile(r"^GPU\s+(\d+):\s+(.+?)\s+\(UUID:\s*(GPU-[0-9A-Fa-f-]+)\)\s*$")
+_LIST_MIG = re.compile(r"^\s+MIG\s+(\S+)\s+Device\s+(\d+):\s+\(UUID:\s*(MIG-[^)\s]+)\)\s*$")
+
+
+def parse_list(text: str) -> List[Dict[str, Any]]:
+    """The GPUs of `nvidia-smi -L`, each with the MIG devices listed under it (profile, index, UUID)."""
+    gpus: List[Dict[str, Any]] = []
+    for line in (text or "").splitlines():
+        gpu = _LIST_GPU.match(line)
+        if gpu:
+            gpus.append({"index": int(gpu.group(1)), "name": gpu.group(2), "uuid": gpu.group(3), "mig_devices": []})
+            continue
+        mig = _LIST_MIG.match(line)
+        if mig and gpus:
+            gpus[-1]["mig_devices"].append({"profile": mig.group(1), "index": int(mig.group(2)), "uuid": mig.group(3)})
+    return gpus
+
+
 def parse_proc_version(text: str) -> Dict[str, Any]:
     """The kernel module's version from /proc/driver/nvidia/version (proprietary, open, Jetson formats)."""
     match = re.search(
@@ -342,8 +364,11 @@ def classify_failure(rc: int, out: str, err: str, tool: str = "nvidia-smi") -> D
     }
 
 
-def scan_sysfs(root: str = "/sys/bus/pci/devices") -> List[Dict[str, Any]]:
-    """List NVIDIA display/3D controllers visible in sysfs (works without any driver)."""
+NVSWITCH_CLASS_PREFIX = "0680"  # PCI class "bridge, other": how an NVSwitch shows on the bus (NCCL's tclass 0x068000)
+
+
+def _scan_pci(root: str, class_prefix: str) -> List[Dict[str, Any]]:
+    """NVIDIA PCI functions under a sysfs devices folder whose class starts with `class_prefix`."""
     found: List[Dict[str, Any]] = []
     try:
         entries = sorted(os.listdir(root))
@@ -363,7 +388,7 @@ def scan_sysfs(root: str = "/sys/bus/pci/devices") -> List[Dict[str, Any]]:
         if vendor.replace("0x", "") != NVIDIA_VENDOR_ID:
             continue
         pci_class = read(os.path.join(base, "class")).replace("0x", "")
-        if not pci_class.startswith("03"):
+        if not pci_class.startswith(class_prefix):
             continue
         driver_link = os.path.join(base, "driver")
         driver = os.path.basename(os.path.realpath(driver_link)) if os.path.islink(driver_link) else None
@@ -376,6 +401,60 @@ def scan_sysfs(root: str = "/sys/bus/pci/devices") -> List[Dict[str, Any]]:
             }
         )
     return found
+
+
+def scan_sysfs(root: str = "/sys/bus/pci/devices") -> List[Dict[str, Any]]:
+    """List NVIDIA display/3D controllers (class 03xx) visible in sysfs (works without any driver)."""
+    return _scan_pci(root, "03")
+
+
+def scan_nvswitches(root: str = "/sys/bus/pci/devices") -> List[Dict[str, Any]]:
+    """List NVIDIA NVSwitches (class 0680) in sysfs: HGX/DGX baseboards; they are never GPUs."""
+    return _scan_pci(root, NVSWITCH_CLASS_PREFIX)
+
+
+def host_gpus(result: Mapping[str, Any]) -> List[Dict[str, Any]]:
+    """The host's GPUs in one shape for preflight (dlstack_gpus): the driver's list, else the PCI bus.
+
+    Each entry: pci_bus_id (sysfs form), pci_device_id, name, compute_capability, driver_version,
+    kernel_driver and source (nvml, nvidia-smi or pci). A GPU the driver lost (failure gpu_lost) is
+    still on the PCI bus and is listed from there; other PCI-only GPUs are left out when the driver
+    answers (a container sees every GPU of its host in sysfs but only those passed to it).
+    """
+    pci = {dev["address"]: dev for dev in result.get("pci_devices") or []}
+    listed: List[Dict[str, Any]] = []
+    for gpu in result.get("gpus") or []:
+        address = gpu.get("pci_bus_id_short") or short_bus_id(gpu.get("pci_bus_id"))
+        listed.append(
+            {
+                "pci_bus_id": address,
+                "pci_device_id": gpu.get("pci_device_id"),
+                "name": gpu.get("name"),
+                "compute_capability": gpu.get("compute_capability"),
+                "driver_version": gpu.get("driver_version"),
+                "kernel_driver": (pci.get(address or "") or {}).get("driver"),
+                "source": result.get("source"),
+            }
+        )
+    if listed and result.get("failure") != "gpu_lost":
+        return listed
+    seen = {gpu["pci_bus_id"] for gpu in listed}
+    for address, dev in pci.items():
+        if address in seen:
+            continue
+        listed.append(
+            {
+                "pci_bus_id": address,
+                "pci_device_id": dev.get("device_id"),
+                "name": None,
+                "compute_capability": None,
+                "driver_version": None,
+                "kernel_driver": dev.get("driver"),
+                "class": dev.get("class"),
+                "source": "pci",
+            }
+        )
+    return listed
 
 
 def _text(value: Any) -> str:
@@ -516,6 +595,7 @@ def gather(
     Every command goes through `timeout_bin` (coreutils timeout) when it is given.
     """
     pci = scan_sysfs(sysfs_root)
+    switches = scan_nvswitches(sysfs_root)
 
     def timed(cmd: List[str]) -> Tuple[int, str, str]:
         return run(with_timeout(cmd, timeout_bin))
@@ -523,11 +603,13 @@ def gather(
     result = _gather(timed, nvidia_smi, pynvml)
     result["pci_devices"] = pci
     result["pci_nvidia_present"] = bool(pci)
+    result["pci_nvswitches"] = switches
     result["kernel_module_version"] = read_proc_version(proc_version)
     result["count"] = len(result["gpus"])
     if not result["gpus"]:
         container = in_container() if container is None else container
         result["reason"] = explain_missing(result, container, os.path.exists(device_node))
+    result["host_gpus"] = host_gpus(result)
     return result
 
 
@@ -575,4 +657,17 @@ def _gather(
         result["cuda_driver_version"] = parse_cuda_version(bout)
     if any(g.get("reset_required") for g in gpus):
         result["reboot_required"] = True
+    if any(g.get("mig_mode") == "enabled" for g in gpus):
+        _add_mig_devices(run, nvidia_smi, gpus)
     return result
+
+
+def _add_mig_devices(
+    run: Callable[[List[str]], Tuple[int, str, str]], nvidia_smi: str, gpus: List[Dict[str, Any]]
+) -> None:
+    """On a GPU in MIG mode, the MIG devices `nvidia-smi -L` lists under it (CUDA sees those, not the GPU)."""
+    rc, out, _err = run([nvidia_smi, "-L"])
+    listed = {g["uuid"]: g["mig_devices"] for g in parse_list(out)} if rc == 0 else {}
+    for gpu in gpus:
+        if gpu.get("mig_mode") == "enabled":
+            gpu["mig_devices"] = listed.get(gpu.get("uuid") or "", [])

@@ -15,6 +15,17 @@ _SRC_ML_ENG = "stas00/ml-engineering compute/accelerator/README.md"
 _SRC_PCI_IDS = "pciutils pci.ids"
 
 _SRC_GPU_ADMIN = "NVIDIA/gpu-admin-tools gpu/devid_names.py (device ids per model)"
+# NVIDIA's HGX platform page, table "Technical Specifications" (GB200 NVL72 | HGX B200 columns), read through
+# two reproductions of that table (zdszero.github.io Computer/Artificial_Intelligence/Hardware.html and
+# hpc-ai.com blog B200-Practical-Considerations-for-AI-Teams): per HGX B200 GPU FP32 75 TFLOPS, TF32 Tensor
+# 2.2 PFLOPS and FP16/BF16 Tensor 4.5 PFLOPS (sparse), 180 GB HBM3E at 7.7 TB/s (62 TB/s for the 8 GPUs),
+# PCIe Gen5 128 GB/s. Earlier material quotes 8 TB/s per B200 (this row's former value); the table is the
+# figure NVIDIA gives for the shipping 180 GB part, and the lower of the two, so no healthy GPU fails on it.
+_SRC_HGX_B200 = "NVIDIA HGX platform page, Technical Specifications table, HGX B200 column (via reproductions)"
+# NVIDIA GeForce RTX 5090 product page (specifications: Memory Bandwidth 1792 GB/sec) and the NVIDIA RTX
+# Blackwell GPU architecture whitepaper appendix (RTX 5090: Memory Bandwidth 1792 GB/sec, Peak FP16/BF16
+# Tensor TFLOPS with FP32 Accumulate 209.5 dense), as quoted in public repositories.
+_SRC_RTX_5090 = "NVIDIA RTX 5090 product page and RTX Blackwell architecture whitepaper appendix"
 
 # GPU models: spec peaks are dense (no sparsity) TFLOP/s, memory bandwidth in GB/s.
 # GeForce cards: bf16/fp16 hold the FP32-accumulate tensor rate.
@@ -158,11 +169,11 @@ GPUS: List[Dict[str, Any]] = [
         "aliases": ["H200 NVL"],
         "pci_device_ids": ["233b"],
         "compute_capability": "9.0",
-        "peak_tflops": {"fp32": 60.0, "tf32": 417.5, "bf16": 835.5, "fp16": 835.5},
+        "peak_tflops": {"fp32": None, "tf32": None, "bf16": None, "fp16": None},
         "mem_bw_gbs": 4800.0,
         "pcie_gen": 5,
-        "unverified": ["fp32", "tf32", "bf16", "fp16"],
-        "source": "NVIDIA H200 datasheet (NVL column, sparse figures halved) [U]; " + _SRC_PCI_IDS,
+        "source": "NVIDIA H200 datasheet (4.8 TB/s for SXM and NVL alike); the NVL column's compute peaks were "
+        "not found in a primary source and are left out (no spec entry: matmul speed is not judged); " + _SRC_PCI_IDS,
     },
     {
         "name": "NVIDIA A30",
@@ -179,12 +190,11 @@ GPUS: List[Dict[str, Any]] = [
         "aliases": ["A10G"],
         "pci_device_ids": ["2237"],
         "compute_capability": "8.6",
-        "peak_tflops": {"fp32": 31.2, "tf32": None, "bf16": None, "fp16": None},
-        "mem_bw_gbs": 600.0,
+        "peak_tflops": {"fp32": None, "tf32": None, "bf16": None, "fp16": None},
+        "mem_bw_gbs": None,
         "pcie_gen": 4,
-        "unverified": ["fp32", "mem_bw_gbs"],
-        "source": "AWS EC2 G5 (GA102 like the A10; NVIDIA publishes no A10G datasheet): fp32 and memory [U], "
-        "tensor peaks left out; " + _SRC_PCI_IDS,
+        "source": "AWS EC2 G5 (GA102 like the A10, PCIe Gen4); NVIDIA publishes no A10G datasheet, so every "
+        "peak and the memory bandwidth are left out (no spec entry: speed is not judged); " + _SRC_PCI_IDS,
     },
     {
         "name": "NVIDIA H100 NVL",
@@ -205,13 +215,14 @@ GPUS: List[Dict[str, Any]] = [
         "aliases": ["H100 96GB"],
         "pci_device_ids": ["233d"],
         "compute_capability": "9.0",
-        "peak_tflops": {"fp32": 67.0, "tf32": 494.7, "bf16": 989.0, "fp16": 989.0},
-        "mem_bw_gbs": 3350.0,
+        "peak_tflops": {"fp32": None, "tf32": None, "bf16": None, "fp16": None},
+        "mem_bw_gbs": None,
         "pcie_gen": 5,
-        "unverified": ["fp32", "tf32", "bf16", "fp16", "mem_bw_gbs"],
-        "source": "H100 SXM5 figures assumed for the 96 GB part [U]; device id 233d among H100 ids in "
+        "source": "Hopper (GH100, compute capability 9.0, PCIe Gen5 like every H100); device id 233d among the "
+        "H100 ids in "
         + _SRC_GPU_ADMIN
-        + " [U: which id is the 96 GB part]",
+        + "; NVIDIA publishes no datasheet for the 96 GB part, so its peaks and memory bandwidth are left out "
+        "(no spec entry: speed is not judged)",
     },
     {
         "name": "NVIDIA GH200 480GB",
@@ -230,25 +241,23 @@ GPUS: List[Dict[str, Any]] = [
         "aliases": ["H20"],
         "pci_device_ids": ["2329"],
         "compute_capability": "9.0",
-        "peak_tflops": {"fp32": 44.0, "tf32": 74.0, "bf16": 148.0, "fp16": 148.0},
-        "mem_bw_gbs": 4000.0,
+        "peak_tflops": {"fp32": None, "tf32": None, "bf16": None, "fp16": None},
+        "mem_bw_gbs": None,
         "pcie_gen": 5,
-        "unverified": ["fp32", "tf32", "bf16", "fp16", "mem_bw_gbs"],
-        "source": "Hopper part for China; no public NVIDIA datasheet, figures from vendor briefs [U]; "
-        + _SRC_GPU_ADMIN,
+        "source": "Hopper part for China (compute capability 9.0); NVIDIA publishes no datasheet, the figures "
+        "in vendor briefs are left out (no spec entry: speed is not judged); " + _SRC_GPU_ADMIN,
     },
     {
         "name": "NVIDIA B200",
         "aliases": ["B200"],
         "pci_device_ids": ["2901"],
         "compute_capability": "10.0",
-        "peak_tflops": {"fp32": 75.0, "tf32": 1125.0, "bf16": 2250.0, "fp16": 2250.0},
-        "mem_bw_gbs": 8000.0,
+        "peak_tflops": {"fp32": 75.0, "tf32": 1100.0, "bf16": 2250.0, "fp16": 2250.0},
+        "mem_bw_gbs": 7700.0,
         "pcie_gen": 5,
-        "unverified": ["fp32", "pcie_gen"],
         "source": (
-            "NVIDIA HGX B200 datasheet (8-GPU figures / 8, sparse halved); fp32 [U] (75-80 quoted); "
-            "pcie_gen [U] (the B200 is Gen6-capable, HGX hosts link at Gen5); " + _SRC_ML_ENG + "; " + _SRC_PCI_IDS
+            _SRC_HGX_B200 + " (FP32 75; TF32 2.2 and FP16/BF16 4.5 PFLOPS sparse, halved; 180 GB HBM3E at "
+            "7.7 TB/s, not the 8 TB/s quoted earlier; PCIe Gen5 128 GB/s); " + _SRC_PCI_IDS
         ),
     },
     {
@@ -288,13 +297,13 @@ GPUS: List[Dict[str, Any]] = [
         "aliases": ["GeForce RTX 5090", "RTX 5090"],
         "pci_device_ids": ["2b85"],
         "compute_capability": "12.0",
-        "peak_tflops": {"fp32": 104.8, "tf32": 104.8, "bf16": 209.5, "fp16": 209.5},
+        "peak_tflops": {"fp32": None, "tf32": None, "bf16": 209.5, "fp16": 209.5},
         "mem_bw_gbs": 1792.0,
-        "pcie_gen": 5,
-        "unverified": ["fp32", "tf32", "bf16", "fp16", "mem_bw_gbs", "pcie_gen"],
-        "source": "NVIDIA RTX Blackwell GPU architecture whitepaper (FP32-accumulate tensor rate) [U]; "
-        + _SRC_PCI_IDS
-        + " [U]",
+        "pcie_gen": None,
+        "source": _SRC_RTX_5090
+        + " (1792 GB/sec; FP16/BF16 with FP32 accumulate 209.5); the FP32/TF32 rates and the PCIe generation "
+        "were not read in NVIDIA text and are left out (no spec entry; the link rate comes from the GPU's own "
+        "reported PCIe generation); " + _SRC_PCI_IDS + " (2b85 GB202 [GeForce RTX 5090])",
     },
 ]
 
@@ -304,7 +313,7 @@ _SRC_SPACK_TF = "Spack py_tensorflow/package.py"
 _SRC_PYPI = "PyPI tensorflow {} metadata (Requires-Python, Requires-Dist)"
 _SRC_TRT = (
     "TF-TRT: TensorRT 8 needs TF >= 2.7 (tensorflow#49150), TensorRT 9/10 unsupported (tensorflow#68360), "
-    "2.17 release notes: last release with TensorRT; ceiling 8.6 and default [U]"
+    "2.17 release notes: last release with TensorRT; TensorRT ceiling 8.6 and default 8.6.1 [U]"
 )
 _SRC_TRT_SO7 = "TF 2.7-2.11 wheels load libnvinfer.so.7 (tensorflow#53529, #57671, #57679; fixed in 2.12)"
 _SRC_TRT_2_16 = "TF 2.16 wheel loads exactly libnvinfer.so.8.6.1 (tensorflow#64809)"
@@ -317,6 +326,13 @@ _WHEEL_TRT_2_16 = {
     "links": "libnvinfer.so.8.6.1",
     "source": _SRC_TRT_2_16,
 }
+# configure.py's _TF_MIN/_TF_MAX_BAZEL_VERSION of r2.6-r2.8 could not be read from the release branches (Spack
+# transcribes 3.7.2-3.99.0, 3.7.2-4.99.0, 4.2.1-4.99.0), so those rows accept exactly the tested Bazel.
+_SRC_BAZEL_EXACT = "bazel_range left out: exactly the tested Bazel of the tested build configurations"
+# The 2.20.0 source tree's .bazelrc sets `build --repo_env=USE_PYWRAP_RULES=True` for every build: Arch Linux's
+# tensorflow PKGBUILD for 2.20.0 deletes exactly that line from tensorflow-2.20.0/.bazelrc; the plan passes the
+# same value explicitly so a user .bazelrc cannot drop it.
+_SRC_PYWRAP = "USE_PYWRAP_RULES=True from the 2.20.0 .bazelrc (Arch Linux tensorflow PKGBUILD 2.20.0 removes that line)"
 _SRC_WHEEL_CC_2_17 = "TF 2.17 release notes: wheels drop CC 5.x, add 8.9 (sm_60,sm_70,sm_80,sm_89,compute_90)"
 _SRC_WHEEL_CC_OLD = "TF release .bazelrc TF_CUDA_COMPUTE_CAPABILITIES as used by public build scripts [U]"
 
@@ -351,7 +367,7 @@ TENSORFLOW: List[Dict[str, Any]] = [
         "python": ["3.6", "3.9"],
         "compiler": {"family": "gcc", "version": "7.3.1"},
         "bazel": "3.7.2",
-        "bazel_range": ["3.7.2", "3.99.0"],
+        "bazel_range": None,
         "cuda": "11.2",
         "cudnn": "8.1.0",
         "numpy": ">=1.19.2,<1.20",
@@ -361,14 +377,14 @@ TENSORFLOW: List[Dict[str, Any]] = [
         "wheel_cuda": "system",
         "wheel_compute_capabilities": ["sm_35", "sm_50", "sm_60", "sm_70", "sm_75", "compute_80"],
         "tensorrt": {"min": "7.0", "max": "7.2", "default": "7.2.3"},
-        "source": _SRC_TF_TESTED + "; numpy~=1.19.2 from PyPI 2.6.0; bazel_range configure.py [U]; " + _SRC_TRT,
+        "source": _SRC_TF_TESTED + "; numpy~=1.19.2 from PyPI 2.6.0; " + _SRC_BAZEL_EXACT + "; " + _SRC_TRT,
     },
     {
         "version": "2.7",
         "python": ["3.7", "3.9"],
         "compiler": {"family": "gcc", "version": "7.3.1"},
         "bazel": "3.7.2",
-        "bazel_range": ["3.7.2", "3.99.0"],
+        "bazel_range": None,
         "cuda": "11.2",
         "cudnn": "8.1.0",
         "numpy": ">=1.14.5,<2",
@@ -379,14 +395,14 @@ TENSORFLOW: List[Dict[str, Any]] = [
         "wheel_compute_capabilities": ["sm_35", "sm_50", "sm_60", "sm_70", "sm_75", "compute_80"],
         "tensorrt": {"min": "7.0", "max": "8.6", "default": "8.6.1"},
         "wheel_tensorrt": _WHEEL_TRT_7,
-        "source": _SRC_TF_TESTED + "; " + _SRC_SPACK_TF + "; bazel_range configure.py [U]; " + _SRC_TRT,
+        "source": _SRC_TF_TESTED + "; " + _SRC_SPACK_TF + "; " + _SRC_BAZEL_EXACT + "; " + _SRC_TRT,
     },
     {
         "version": "2.8",
         "python": ["3.7", "3.10"],
         "compiler": {"family": "gcc", "version": "7.3.1"},
         "bazel": "4.2.1",
-        "bazel_range": ["4.2.1", "4.99.0"],
+        "bazel_range": None,
         "cuda": "11.2",
         "cudnn": "8.1.0",
         "numpy": ">=1.20,<2",
@@ -397,7 +413,7 @@ TENSORFLOW: List[Dict[str, Any]] = [
         "wheel_compute_capabilities": ["sm_35", "sm_50", "sm_60", "sm_70", "sm_75", "compute_80"],
         "tensorrt": {"min": "7.0", "max": "8.6", "default": "8.6.1"},
         "wheel_tensorrt": _WHEEL_TRT_7,
-        "source": _SRC_TF_TESTED + "; " + _SRC_SPACK_TF + "; bazel_range configure.py [U]; " + _SRC_TRT,
+        "source": _SRC_TF_TESTED + "; " + _SRC_SPACK_TF + "; " + _SRC_BAZEL_EXACT + "; " + _SRC_TRT,
     },
     {
         "version": "2.9",
@@ -627,14 +643,19 @@ TENSORFLOW: List[Dict[str, Any]] = [
         "numpy": ">=1.26.0",
         "era": "hermetic_cuda",
         "wheel_target": "//tensorflow/tools/pip_package:wheel",
-        "bazel_flags": ["--repo_env=WHEEL_NAME={wheel_name}", "--config=cuda_wheel", "--repo_env=USE_PYWRAP_RULES=1"],
+        "bazel_flags": [
+            "--repo_env=WHEEL_NAME={wheel_name}",
+            "--config=cuda_wheel",
+            "--repo_env=USE_PYWRAP_RULES=True",
+        ],
         "wheel_cuda": "range",
         "wheel_compute_capabilities": ["sm_60", "sm_70", "sm_80", "sm_89", "compute_90"],
         "tensorrt": None,
         "source": _SRC_TF_TESTED
         + "; "
         + _SRC_PYPI.format("2.20.0")
-        + " (nvidia-*-cu12<13.0,>=12.5.82, nvidia-cudnn-cu12<10.0,>=9.3.0.75); USE_PYWRAP_RULES [U]",
+        + " (nvidia-*-cu12<13.0,>=12.5.82, nvidia-cudnn-cu12<10.0,>=9.3.0.75); "
+        + _SRC_PYWRAP,
     },
     {
         "version": "2.21",
@@ -647,14 +668,19 @@ TENSORFLOW: List[Dict[str, Any]] = [
         "numpy": ">=1.26.0",
         "era": "hermetic_cuda",
         "wheel_target": "//tensorflow/tools/pip_package:wheel",
-        "bazel_flags": ["--repo_env=WHEEL_NAME={wheel_name}", "--config=cuda_wheel", "--repo_env=USE_PYWRAP_RULES=1"],
+        "bazel_flags": [
+            "--repo_env=WHEEL_NAME={wheel_name}",
+            "--config=cuda_wheel",
+            "--repo_env=USE_PYWRAP_RULES=True",
+        ],
         "wheel_cuda": "range",
         "wheel_compute_capabilities": ["sm_60", "sm_70", "sm_80", "sm_89", "compute_90"],
         "tensorrt": None,
         "source": _SRC_TF_TESTED
         + "; "
         + _SRC_PYPI.format("2.21.0")
-        + " (Requires-Python >=3.10, numpy>=1.26.0, nvidia-*-cu12<13.0); USE_PYWRAP_RULES [U]",
+        + " (Requires-Python >=3.10, numpy>=1.26.0, nvidia-*-cu12<13.0); "
+        + "USE_PYWRAP_RULES=True as for 2.20 [U] (the 2.21 .bazelrc was not read; the flag is inert if unused)",
     },
 ]
 
@@ -808,8 +834,9 @@ CUDA: List[Dict[str, Any]] = [
         "max_sm": "9.0",
         "gcc_max": "12",
         "source": _SRC_CUDA_NOTES
-        + " (Table 3 lists 12.3 Update 1 at 545.23.08 and no Update 2: full_driver_min [U]); "
-        + _SRC_CUDA_ARCH,
+        + " (Table 3 lists 12.3 Update 1 at 545.23.08 and no Update 2); NVIDIA's 12.3.2 runfile is "
+        "cuda_12.3.2_545.23.08_linux.run, bundling driver 545.23.08 (runfile names carry Table 3's update floor: "
+        "12.2.2 at 535.104.05, 12.4.1 at 550.54.15); " + _SRC_CUDA_ARCH,
     },
     {
         "version": "12.4",
@@ -864,7 +891,8 @@ CUDA: List[Dict[str, Any]] = [
         "min_sm": "5.0",
         "max_sm": "12.1",
         "gcc_max": "14",
-        "source": _SRC_CUDA_NOTES + "; " + _SRC_CUDA_ARCH + " (12.9 adds sm_103/sm_121) [U]",
+        "source": _SRC_CUDA_NOTES
+        + "; NVIDIA CUDA Features Archive 12.9.1 (12.9 adds compiler targets sm_103/sm_103f/sm_103a and sm_121)",
     },
     {
         "version": "13.0",
@@ -897,8 +925,21 @@ _SRC_CUDNN_SM = "NVIDIA cuDNN {} support matrix (compute capabilities listed per
 # [cuda_min, highest compute capability] pairs: the builds for CUDA >= cuda_min list GPUs up to
 # that capability; a row without sm_max is not checked against GPUs (its matrix says "SM 3.5 and later").
 CUDNN: List[Dict[str, Any]] = [
-    {"version": "8.1.0", "cuda_min": "11.0", "cuda_max": "11.2", "source": _SRC_CUDNN + " (8.1.0.77) [U]"},
-    {"version": "8.6.0", "cuda_min": "11.0", "cuda_max": "11.8", "source": _SRC_CUDNN + " (8.6.0.163) [U]"},
+    {
+        "version": "8.1.0",
+        "cuda_min": "11.0",
+        "cuda_max": "11.2",
+        "source": "NVIDIA developer forum 'cuDNN version dependency on CUDART version' (cuDNN 8.1 ships one binary "
+        "for every CUDA 11 minor, reporting CUDART 11.2; a cuDNN engineer: CUDART is linked statically and the "
+        "driver requirement is relaxed since 8.1.0); " + _SRC_TF_TESTED + " (TF 2.6-2.10: cuDNN 8.1 with CUDA 11.2)",
+    },
+    {
+        "version": "8.6.0",
+        "cuda_min": "11.8",
+        "cuda_max": "11.8",
+        "source": _SRC_TF_TESTED + " (TF 2.12/2.13: cuDNN 8.6 with CUDA 11.8); the 8.6.0 support matrix was not "
+        "found, so its older CUDA 11 minors are left out (cuDNN 8.7.0 or 8.9.x cover CUDA 11.0-11.8)",
+    },
     {
         "version": "8.7.0",
         "cuda_min": "11.0",
@@ -927,12 +968,13 @@ CUDNN: List[Dict[str, Any]] = [
     },
     {
         "version": "9.8.0",
-        "cuda_min": "11.8",
+        "cuda_min": "12.0",
         "cuda_max": "12.8",
-        "sm_max": [["11.8", "9.0"], ["12.8", "12.0"]],
+        "sm_max": [["12.0", "9.0"], ["12.8", "12.0"]],
         "source": _SRC_CUDNN
         + "; Blackwell from 9.7.0 (NVIDIA/cudnn-frontend v1.10 release notes, NVIDIA/TransformerEngine#2775); "
-        + "CUDA 12 build for 12.0-12.8 (nixpkgs cuda-modules/cudnn/releases.nix, 9.8.0.87); the 11.8 build [U]",
+        + "CUDA 12 build for 12.0-12.8 (nixpkgs cuda-modules/cudnn/releases.nix, 9.8.0.87); the CUDA 11.8 build "
+        "is left out (its matrix was not found; cuDNN 9.10.2 lists one)",
     },
     {
         "version": "9.10.2",
@@ -943,11 +985,14 @@ CUDNN: List[Dict[str, Any]] = [
         + " (for CUDA 12.8/12.9: 5.0-10.0, 12.0; for CUDA 12.0-12.6 and 11.8: up to 9.0)",
     },
     {
-        "version": "9.13.0",
-        "cuda_min": "12.0",
-        "cuda_max": "13.0",
-        "sm_max": [["12.0", "9.0"], ["12.8", "12.0"]],
-        "source": _SRC_CUDNN + " [U]",
+        "version": "9.17.0",
+        "cuda_min": "13.0",
+        "cuda_max": "13.1",
+        "sm_max": [["13.0", "12.0"]],
+        "source": _SRC_CUDNN_SM.format("9.17.0")
+        + " (cuDNN 9.17.0 for CUDA 13.x: CUDA 13.1 and 13.0, driver >= 580.65.06, compute capability 7.5-12.0; "
+        "its CUDA 12.x build is left out here: it drops Volta and older, which this row cannot express); "
+        "replaces 9.13.0, whose support matrix was not found",
     },
 ]
 
@@ -1047,6 +1092,176 @@ RESOURCES: Dict[str, Any] = {
     "source": "TF install docs (--local_ram_resources=2048 on small machines; OOM tensorflow#35051); "
     "wheel sizes from the Python index (tensorflow + nvidia-*-cu12 about 6 GB installed); build tree size [U]",
 }
+
+
+# NVSwitch systems. NVSwitch chips show on the host's PCI bus as NVIDIA (10de) bridge-class (0x0680) devices; the HGX
+# B200/B100 baseboards' fourth-generation NVSwitches do not (the host sees them through the baseboard's ConnectX bridge
+# functions), so those systems are known by their GPUs. Both need nvidia-fabricmanager at exactly the driver's version
+# (CUDA init fails with error 802 without it); fourth-generation systems also need NVLSM (the NVLink subnet manager).
+_SRC_FM_GUIDE = "NVIDIA Fabric Manager user guide, GPU baseboard topologies and installation (release 2.3, 2025-05)"
+NVSWITCH_CLASS_PREFIX = "0680"
+NVSWITCH_DEVICES: List[Dict[str, Any]] = [
+    {
+        "device_id": "1ac2",
+        "generation": 1,
+        "board": "HGX-2 (V100)",
+        "source": _SRC_FM_GUIDE + "; " + _SRC_PCI_IDS + " [U]",
+    },
+    {"device_id": "1af1", "generation": 2, "board": "HGX A100", "source": _SRC_FM_GUIDE + "; " + _SRC_PCI_IDS},
+    {
+        "device_id": "22a3",
+        "generation": 3,
+        "board": "HGX H100/H200/H800/H20",
+        "source": _SRC_FM_GUIDE + "; " + _SRC_PCI_IDS,
+    },
+]
+# GPUs sold only on NVSwitch baseboards whose switches are not on the host's PCI bus (fourth generation).
+NVSWITCH_GPUS: List[Dict[str, Any]] = [
+    {
+        "device_id": "2901",
+        "generation": 4,
+        "board": "HGX B200",
+        "nvlsm": True,
+        "source": _SRC_FM_GUIDE + " (HGX B200/B100 baseboard, NVLSM); 10de:2901 counted as an NVSwitch system by "
+        "aws-parallelcluster-cookbook's fabric manager resource",
+    },
+]
+# Package names: NVIDIA's CUDA repository (Debian/Ubuntu: nvidia-fabricmanager-<branch>, unversioned from branch 590 as
+# the driver packages were renamed; EL: nvidia-fabric-manager), version = the driver's, plus nvlsm for generation 4.
+FABRIC_MANAGER: Dict[str, Any] = {
+    "apt_versioned_name": "nvidia-fabricmanager-{branch}",
+    "apt_name": "nvidia-fabricmanager",
+    "apt_unversioned_from_branch": 590,
+    "dnf_name": "nvidia-fabric-manager",
+    "nvlsm_package": "nvlsm",
+    "service": "nvidia-fabricmanager",
+    "source": _SRC_FM_GUIDE + "; NVIDIA driver installation guide, Ubuntu 590 package renames; "
+    "Ubuntu package index (nvidia-fabricmanager-450 ... -590)",
+}
+
+# NVLink per GPU model for the multi-GPU checks: one-way GB/s per link and links per GPU (`nvidia-smi topo -m` shows
+# NV<links> between two GPUs). PCIe pairs are judged by the link rate gpu_smoke uses (_verdict.link_gbs).
+_SRC_NVLINK = "NVIDIA datasheets (NVLink bandwidth per GPU, both directions) and NVLink generation pages"
+NVLINK: List[Dict[str, Any]] = [
+    {"gpu": "Tesla V100-SXM2-16GB", "generation": 2, "link_gbs": 25.0, "links": 6, "source": _SRC_NVLINK},
+    {"gpu": "NVIDIA A100-SXM4-40GB", "generation": 3, "link_gbs": 25.0, "links": 12, "source": _SRC_NVLINK},
+    {"gpu": "NVIDIA A100-SXM4-80GB", "generation": 3, "link_gbs": 25.0, "links": 12, "source": _SRC_NVLINK},
+    {"gpu": "NVIDIA H100 80GB HBM3", "generation": 4, "link_gbs": 25.0, "links": 18, "source": _SRC_NVLINK},
+    {"gpu": "NVIDIA H200", "generation": 4, "link_gbs": 25.0, "links": 18, "source": _SRC_NVLINK},
+    {
+        "gpu": "NVIDIA H100 NVL",
+        "generation": 4,
+        "link_gbs": 25.0,
+        "links": 12,
+        "source": _SRC_NVLINK + " (600 GB/s NVLink bridge) [U]",
+    },
+    {"gpu": "NVIDIA B200", "generation": 5, "link_gbs": 50.0, "links": 18, "source": _SRC_NVLINK},
+]
+# Suggested verdicts for the multi-GPU checks, as fractions of the link's one-way rate: a P2P copy between two GPUs,
+# and the all-reduce bus bandwidth (nccl-tests' busbw; NVLS/SHARP reduction on NVSwitch can exceed the one-way rate).
+MULTI_GPU_THRESHOLDS: Dict[str, Any] = {
+    "p2p_pass": 0.70,
+    "p2p_warn": 0.50,
+    "allreduce_pass": 0.60,
+    "allreduce_warn": 0.40,
+    "source": "nccl-tests busbw definition; CUDA samples p2pBandwidthLatencyTest; thresholds suggested [U]",
+}
+
+# MIG profiles per GPU model: name -> (compute slices of 7, memory eighths, most instances). The GPU itself has the last
+# word (`nvidia-smi mig -lgip`); a layout is refused first against this table.
+_SRC_MIG = "NVIDIA MIG user guide, Supported MIG Profiles (docs.nvidia.com/datacenter/tesla/mig-user-guide)"
+MIG_PROFILES: List[Dict[str, Any]] = [
+    {
+        "gpu": "NVIDIA A30",
+        "slices": 4,
+        "memory_slices": 4,
+        "source": _SRC_MIG,
+        "profiles": {
+            "1g.6gb": [1, 1, 4],
+            "1g.6gb+me": [1, 1, 1],
+            "2g.12gb": [2, 2, 2],
+            "2g.12gb+me": [2, 2, 1],
+            "4g.24gb": [4, 4, 1],
+        },
+    },
+    {
+        "gpu": "NVIDIA A100-SXM4-40GB",
+        "aliases": ["NVIDIA A100-PCIE-40GB"],
+        "slices": 7,
+        "memory_slices": 8,
+        "source": _SRC_MIG,
+        "profiles": {
+            "1g.5gb": [1, 1, 7],
+            "1g.5gb+me": [1, 1, 1],
+            "1g.10gb": [1, 2, 4],
+            "2g.10gb": [2, 2, 3],
+            "3g.20gb": [3, 4, 2],
+            "4g.20gb": [4, 4, 1],
+            "7g.40gb": [7, 8, 1],
+        },
+    },
+    {
+        "gpu": "NVIDIA A100-SXM4-80GB",
+        "aliases": ["NVIDIA A100 80GB PCIe"],
+        "slices": 7,
+        "memory_slices": 8,
+        "source": _SRC_MIG,
+        "profiles": {
+            "1g.10gb": [1, 1, 7],
+            "1g.10gb+me": [1, 1, 1],
+            "1g.20gb": [1, 2, 4],
+            "2g.20gb": [2, 2, 3],
+            "3g.40gb": [3, 4, 2],
+            "4g.40gb": [4, 4, 1],
+            "7g.80gb": [7, 8, 1],
+        },
+    },
+    {
+        "gpu": "NVIDIA H100 80GB HBM3",
+        "aliases": ["NVIDIA H100 PCIe"],
+        "slices": 7,
+        "memory_slices": 8,
+        "source": _SRC_MIG,
+        "profiles": {
+            "1g.10gb": [1, 1, 7],
+            "1g.10gb+me": [1, 1, 1],
+            "1g.20gb": [1, 2, 4],
+            "2g.20gb": [2, 2, 3],
+            "3g.40gb": [3, 4, 2],
+            "4g.40gb": [4, 4, 1],
+            "7g.80gb": [7, 8, 1],
+        },
+    },
+    {
+        "gpu": "NVIDIA H200",
+        "slices": 7,
+        "memory_slices": 8,
+        "source": _SRC_MIG,
+        "profiles": {
+            "1g.18gb": [1, 1, 7],
+            "1g.18gb+me": [1, 1, 1],
+            "1g.35gb": [1, 2, 4],
+            "2g.35gb": [2, 2, 3],
+            "3g.71gb": [3, 4, 2],
+            "4g.71gb": [4, 4, 1],
+            "7g.141gb": [7, 8, 1],
+        },
+    },
+    {
+        "gpu": "NVIDIA B200",
+        "slices": 7,
+        "memory_slices": 8,
+        "source": _SRC_MIG + " [U: B200 profile names as listed for p6-b200 by aws/sagemaker-hyperpod-cli]",
+        "profiles": {
+            "1g.23gb": [1, 1, 7],
+            "1g.45gb": [1, 2, 4],
+            "2g.45gb": [2, 2, 3],
+            "3g.90gb": [3, 4, 2],
+            "4g.90gb": [4, 4, 1],
+            "7g.180gb": [7, 8, 1],
+        },
+    },
+]
 
 
 def tensorflow_row(version: str, rows: Optional[List[Dict[str, Any]]] = None) -> Optional[Dict[str, Any]]:

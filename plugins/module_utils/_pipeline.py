@@ -16,12 +16,16 @@ from ansible_collections.gpulab.dlstack.plugins.module_utils._resolve import nor
 
 
 class Stage(NamedTuple):
-    """One stage: a role of the collection; ``nvidia`` stages run only for a GPU profile."""
+    """One stage: a role of the collection; ``nvidia`` stages run only for a GPU profile.
+
+    ``default_on`` is the default of its ``dlstack_<stage>_enabled`` switch (opt-in stages have false).
+    """
 
     name: str
     nvidia: bool
     stack_key: Optional[str]
     purpose: str
+    default_on: bool = True
 
 
 STAGES: Tuple[Stage, ...] = (
@@ -34,6 +38,13 @@ STAGES: Tuple[Stage, ...] = (
     Stage("nvidia_container_toolkit", True, None, "GPU access for Docker/containerd (daemon.json, CDI)"),
     Stage("python_env", False, "python", "Python environments; the default one hosts the stack"),
     Stage("tensorflow", False, "tensorflow", "TensorFlow for the stack: tensorflow[and-cuda] on GPU hosts, else CPU"),
+    Stage(
+        "env_modules",
+        False,
+        None,
+        "environment modules (Lmod or environment-modules) for the toolkits, libraries and Python environments",
+        default_on=False,
+    ),
     Stage("verify", False, None, "measure the host against its GPU's spec and store the verdict"),
 )
 
@@ -64,7 +75,7 @@ def os_id(facts: Mapping[str, Any]) -> str:
 
 
 def _enabled(switches: Mapping[str, Any], name: str) -> bool:
-    value = switches.get(name, True)
+    value = switches.get(name, next((s.default_on for s in STAGES if s.name == name), True))
     if isinstance(value, str):
         return value.strip().lower() in ("1", "true", "yes", "on")
     return bool(value)

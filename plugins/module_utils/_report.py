@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.gpulab.dlstack.plugins.module_utils._verdict import RANK, compare_figures, worst
 
-MODULES = ("gpu_info", "gpu_smoke", "xla_smoke", "trt_smoke")
+MODULES = ("gpu_info", "gpu_smoke", "xla_smoke", "trt_smoke", "lib_doctor", "fabric_info", "multigpu_smoke", "dcgm_diag")
 CHART_CHECKS = ("matmul_fp32", "matmul_tf32", "matmul_bf16", "matmul_fp16", "memory_bw", "h2d", "d2h")
 COLOURS = {"pass": "#2e7d32", "warn": "#ef6c00", "fail": "#c62828", "skip": "#9e9e9e"}
 # Stack columns of the report: record key and heading.
@@ -47,6 +47,10 @@ def figures(modules: Dict[str, Any]) -> Dict[str, float]:
         latency = entry.get("latency_ms")
         if isinstance(latency, (int, float)) and latency > 0:
             found[f"trt_smoke.{precision}_calls_per_s"] = 1000.0 / latency
+    for check, entry in ((modules.get("multigpu_smoke") or {}).get("checks") or {}).items():
+        value = entry.get("value")
+        if isinstance(value, (int, float)) and entry.get("status") != "skip":
+            found[f"multigpu_smoke.{check}"] = float(value)
     return found
 
 
@@ -216,7 +220,7 @@ def summary_lines(record: Dict[str, Any]) -> List[str]:
         count = info.get("count") or 0
         why = "" if count else " ({})".format(info.get("reason") or "no GPU")
         lines.append("  gpu_info: {} GPU(s), driver {}{}".format(count, info.get("driver_version") or "none", why))
-    for name in ("gpu_smoke", "xla_smoke", "trt_smoke"):
+    for name in ("gpu_smoke", "xla_smoke", "trt_smoke", "fabric_info", "multigpu_smoke", "dcgm_diag"):
         result = (record.get("modules") or {}).get(name)
         if not result:
             continue
@@ -226,8 +230,34 @@ def summary_lines(record: Dict[str, Any]) -> List[str]:
             continue
         for check, entry in checks.items():
             lines.append(f"  {name}.{check}: {_check_text(entry)}")
+    lines.extend(doctor_lines((record.get("modules") or {}).get("lib_doctor")))
     lines.extend(f"  regression: {flag}" for flag in record.get("flags", []))
     lines.extend(f"  fleet: {flag}" for flag in record.get("fleet_flags", []))
+    return lines
+
+
+def doctor_lines(result: Optional[Dict[str, Any]]) -> List[str]:
+    """Per environment and kernel: what each library resolves to, then each problem with its fix."""
+    if not result:
+        return []
+    envs = result.get("environments") or []
+    if not envs:
+        return ["  lib_doctor: {} ({})".format(result.get("verdict"), result.get("reason") or "nothing examined")]
+    lines: List[str] = []
+    for env in envs:
+        head = "  lib_doctor[{} {}]: {}".format(env.get("kind"), env.get("name"), env.get("verdict"))
+        if env.get("error"):
+            lines.append(f"{head}, {env['error']}")
+            continue
+        found = []
+        for lib, entry in (env.get("libraries") or {}).items():
+            if entry.get("path"):
+                where = entry.get("wheel") or entry.get("via")
+                found.append("{} {} ({})".format(lib, entry.get("version") or "?", where))
+            elif entry.get("soname"):
+                found.append(f"{lib} missing")
+        lines.append(head + (", " + "; ".join(found) if found else ""))
+    lines.extend(f"    {flag}" for flag in result.get("flags") or [])
     return lines
 
 

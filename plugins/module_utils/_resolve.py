@@ -590,8 +590,53 @@ def _resolve_row(
     stack["pip_requirements"] = tf_wheel_requirement(stack, gpu_build)
     if not req["want_xla"]:
         notes.append("want_xla is false: only source builds change (TF_ENABLE_XLA=0); wheels always carry XLA.")
+    stack["unverified"] = _unverified_facts(row, tables, [tf_cuda, cuda], cudnn, stack)
+    if stack["unverified"]:
+        notes.append(
+            "Facts behind this stack that no primary source confirmed ([U] in the matrix): {}.".format(
+                "; ".join(stack["unverified"])
+            )
+        )
     stack["_notes"] = notes
     return stack
+
+
+def _u_clauses(source: Any) -> List[str]:
+    """The clauses of a row's source string that carry the [U] (unverified) marker."""
+    return [part.strip() for part in str(source or "").split(";") if "[U]" in part]
+
+
+def _unverified_facts(
+    row: Mapping[str, Any],
+    tables: Mapping[str, List[Dict[str, Any]]],
+    cudas: List[Optional[str]],
+    cudnn: Optional[str],
+    stack: Mapping[str, Any],
+) -> List[str]:
+    """What the resolved stack rests on that the matrix marks unverified, one "row: clause" entry each.
+
+    A TensorFlow row's clauses about TensorRT count only for a stack with TensorRT, and those about the
+    source build (Bazel range, USE_PYWRAP_RULES) only for a source build; a CUDA row's update floor
+    (full_driver_min) only for a hermetic source build.
+
+    GPU rows are not listed: the resolver uses only their compute capability, which every row has from a
+    primary source; their unverified peaks cap verify's verdicts instead (_verdict.cap_unverified).
+    """
+
+    def relevant(clause: str) -> bool:
+        if "TensorRT" in clause and not stack.get("tensorrt"):
+            return False
+        if "full_driver_min" in clause and not (stack.get("build_from_source") and stack.get("hermetic_cuda")):
+            return False  # the update's floor counts only where it is the hermetic version built against
+        return stack.get("build_from_source") or not ("bazel" in clause.lower() or "USE_PYWRAP_RULES" in clause)
+
+    found: List[str] = [f"TensorFlow {row['version']}: {c}" for c in _u_clauses(row.get("source")) if relevant(c)]
+    for cuda in dict.fromkeys(c for c in cudas if c):
+        crow = _matrix.cuda_row(cuda, tables["cuda"])
+        found += [f"CUDA {cuda}: {c}" for c in _u_clauses((crow or {}).get("source")) if relevant(c)]
+    crow = _cudnn_row(tables, cudnn) if cudnn else None
+    found += [f"cuDNN {cudnn}: {c}" for c in _u_clauses((crow or {}).get("source"))]
+    return list(dict.fromkeys(found))
 
 
 def _resolve_cuda(

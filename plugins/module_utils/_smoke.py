@@ -30,6 +30,8 @@ LIMITS: Dict[str, Range] = {
     "matmul_size": Range(256, 65536, "matrix side", integer=True),
     "memory_mib": Range(1, 262144, "MiB", integer=True),
     "copy_mib": Range(1, 65536, "MiB", integer=True),
+    "conv_batch": Range(1, 4096, "images per convolution", integer=True),
+    "conv_channels": Range(8, 4096, "input and output channels", integer=True),
     "size": Range(1, 32768, "tensor side", integer=True),
     "steps": Range(1, 1000, "rounds", integer=True),
     "rtol": Range(0, 1, "relative tolerance"),
@@ -45,9 +47,16 @@ THRESHOLD_LIMITS: Dict[str, Range] = {
     "pcie_warn": Range(0, 1, "fraction of the link rate"),
     "spread_pct": Range(0, 100, "percent"),
     "sustain_warn": Range(0, 1, "fraction of the fastest round"),
+    "conv_pass": Range(0, 1, "fraction of spec", low_open=True),
+    "conv_warn": Range(0, 1, "fraction of spec"),
 }
 # Each warn fraction (below it a check fails) must be at or below its pass fraction.
-THRESHOLD_PAIRS = {"matmul_warn": "matmul_pass", "memory_warn": "memory_pass", "pcie_warn": "pcie_pass"}
+THRESHOLD_PAIRS = {
+    "matmul_warn": "matmul_pass",
+    "memory_warn": "memory_pass",
+    "pcie_warn": "pcie_pass",
+    "conv_warn": "conv_pass",
+}
 
 
 def default_python() -> str:
@@ -79,14 +88,14 @@ def parse_document(stdout: str) -> Dict[str, Any]:
 
 
 def run_script(
-    module: Any, python: str, name: str, config: Dict[str, Any], limit_s: float
+    module: Any, python: str, name: str, config: Dict[str, Any], limit_s: float, *, source: Optional[str] = None
 ) -> Tuple[Optional[Dict[str, Any]], Optional[str]]:
-    """Run workload `name` with `python`; return (document, None) or (None, error sentence)."""
+    """Run workload `name` (or the script `source`) with `python`; return (document, None) or (None, error sentence)."""
     tmpdir = module.tmpdir
     script = os.path.join(tmpdir, f"dlstack_{name}.py")
     settings = os.path.join(tmpdir, f"dlstack_{name}.json")
     with open(script, "w") as handle:
-        handle.write(SCRIPTS[name])
+        handle.write(SCRIPTS[name] if source is None else source)
     with open(settings, "w") as handle:
         json.dump(config, handle)
     cmd: List[str] = [python, script, settings]

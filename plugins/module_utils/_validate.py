@@ -18,7 +18,16 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence
 VERDICTS = ("pass", "warn", "fail", "skip")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 TIMESTAMP = re.compile(r"^\d{8}T\d{6}Z$")
-RECORD_MODULES = ("gpu_info", "gpu_smoke", "xla_smoke", "trt_smoke")
+RECORD_MODULES = (
+    "gpu_info",
+    "gpu_smoke",
+    "xla_smoke",
+    "trt_smoke",
+    "lib_doctor",
+    "fabric_info",
+    "multigpu_smoke",
+    "dcgm_diag",
+)
 
 
 class Range(NamedTuple):
@@ -198,6 +207,10 @@ CHECK_NUMBERS = {
     "gpu_smoke": ("value", "fraction", "speedup", "sustained"),
     "xla_smoke": ("steady_xla_s", "speedup"),
     "trt_smoke": ("latency_ms", "speedup"),
+    "lib_doctor": (),
+    "fabric_info": (),
+    "multigpu_smoke": ("value", "fraction"),
+    "dcgm_diag": (),
 }
 
 
@@ -353,4 +366,31 @@ def gpu_rows(name: str, rows: Sequence[Any]) -> List[str]:
                         problems += number(f"{where}.peak_tflops.{key}", value, Range(0, 100000, "TFLOP/s", True))
         problems += number(f"{where}.mem_bw_gbs", row.get("mem_bw_gbs"), Range(0, 100000, "GB/s", True))
         problems += number(f"{where}.pcie_gen", row.get("pcie_gen"), Range(1, 7, "PCIe generation", integer=True))
+    return problems
+
+
+VERSION_TEXT = re.compile(r"^[0-9]+(\.[0-9]+){0,3}$")
+
+
+def absolute_paths(name: str, paths: Sequence[Any], example: str) -> List[str]:
+    """[] when every entry is an absolute path; a sentence per entry that is not."""
+    return [
+        f"{name} entry {show(path)} is not an absolute path; give it as {example}."
+        for path in paths or []
+        if not str(path).startswith("/")
+    ]
+
+
+def stack_versions(name: str, stack: Mapping[str, Any], keys: Sequence[str]) -> List[str]:
+    """[] when each of `keys` in stack is unset or a dotted version such as 12.5 or 9.3.0."""
+    problems: List[str] = []
+    for key in keys:
+        value = stack.get(key)
+        if value is None or value == "":
+            continue
+        if isinstance(value, bool) or not VERSION_TEXT.match(str(value)):
+            problems.append(
+                f"{name}.{key}={show(value)} is not a version; give it as digits and dots (e.g. 12.5 or 9.3.0), "
+                "or pass dlstack_stack unchanged."
+            )
     return problems

@@ -27,19 +27,32 @@ DEFAULT_THRESHOLDS: Dict[str, float] = {
     "pcie_warn": 0.60,
     "spread_pct": 5.0,
     "sustain_warn": 0.70,
+    "conv_pass": 0.35,
+    "conv_warn": 0.25,
 }
 
 # Largest accepted max|C - C64| / max|C64| on a 256x256 slice of an n x n product (n ~ 8192, fp32
 # accumulation): output rounding is 2^-24 (fp32), 2^-11 (fp16), 2^-8 (bf16); TF32 rounds inputs to
 # 10 mantissa bits. Each bound is about ten times what a healthy GPU shows; broken results are ~1.
 TOLERANCES: Dict[str, float] = {"fp32": 1e-4, "tf32": 5e-3, "bf16": 1e-2, "fp16": 5e-3}
+# The same bound for the convolution (2304-term sums per output at 256 channels): cuDNN may pick Winograd or FFT
+# algorithms, whose fp32 error is about ten times a direct sum's, and some fp16 algorithms accumulate in fp16.
+CONV_TOLERANCES: Dict[str, float] = {"fp32": 1e-3, "fp16": 1e-2}
 
 # Theoretical one-way x1 rate in GB/s per PCIe generation (x16: 4, 8, 16, 32, 64, 128).
 PCIE_LANE_GBS: Dict[int, float] = {1: 0.25, 2: 0.5, 3: 1.0, 4: 2.0, 5: 4.0, 6: 8.0}
 
 MATMUL_KINDS = ("fp32", "tf32", "bf16", "fp16")
-GPU_CHECKS = (*tuple(f"matmul_{k}" for k in MATMUL_KINDS), "memory_bw", "h2d", "d2h")
-UNITS = {"matmul": "TFLOP/s", "memory_bw": "GB/s", "h2d": "GB/s", "d2h": "GB/s"}
+# Convolutions through cuDNN: fp32 with TF32 off (judged against the fp32 peak) and fp16 (tensor cores).
+CONV_KINDS = ("fp32", "fp16")
+GPU_CHECKS = (
+    *tuple(f"matmul_{k}" for k in MATMUL_KINDS),
+    "memory_bw",
+    "h2d",
+    "d2h",
+    *tuple(f"conv_{k}" for k in CONV_KINDS),
+)
+UNITS = {"matmul": "TFLOP/s", "conv": "TFLOP/s", "memory_bw": "GB/s", "h2d": "GB/s", "d2h": "GB/s"}
 
 
 PROFILES = ("auto", "gpu", "cpu")
@@ -145,13 +158,19 @@ def merge_specs(
             row["pci_device_ids"] = [str(i).lower() for i in row.get("pci_device_ids") or []]
             rows.append(row)
             continue
+        given: List[str] = []
         for key, value in override.items():
             if value is None:
                 continue
             if key == "peak_tflops" and isinstance(value, dict):
                 target.setdefault("peak_tflops", {}).update(value)
+                given.extend(kind for kind, peak in value.items() if peak is not None)
             else:
                 target[key] = copy.deepcopy(value)
+                given.append(key)
+        if "unverified" not in override:
+            # A value the user gives is theirs to vouch for: it no longer counts as the table's unverified [U] one.
+            target["unverified"] = [f for f in target.get("unverified") or [] if f not in given]
         target["source"] = "user override over: {}".format(target.get("source", "table"))
     return rows
 
@@ -177,7 +196,7 @@ def judge_check(
 ) -> Dict[str, Any]:
     """Verdict for one measured check of one GPU, its sustained rate included."""
     entry = _judge_best(check, raw, spec, link, thresholds)
-    key = "tflops_sustained" if check.startswith("matmul_") else "gbs_sustained"
+    key = "tflops_sustained" if check.startswith(("matmul_", "conv_")) else "gbs_sustained"
     sustained, value = (raw or {}).get(key), entry.get("value")
     if not sustained or not value:
         return entry
@@ -207,12 +226,16 @@ def _judge_best(
     if raw.get("error"):
         return _entry("fail", "The check raised {}".format(raw["error"]))
     gpu_name = (spec or {}).get("name", "this GPU")
-    if check.startswith("matmul_"):
-        kind = check.split("_", 1)[1]
+    if check.startswith(("matmul_", "conv_")):
+        op, kind = check.split("_", 1)
         value = raw.get("tflops")
         err = raw.get("max_rel_err")
-        tol = TOLERANCES[kind]
-        figures = {"value": value, "unit": UNITS["matmul"], "max_rel_err": err, "tolerance": tol, "n": raw.get("n")}
+        tol = (TOLERANCES if op == "matmul" else CONV_TOLERANCES)[kind]
+        figures = {"value": value, "unit": UNITS[op], "max_rel_err": err, "tolerance": tol}
+        if op == "matmul":
+            figures["n"] = raw.get("n")
+        else:
+            figures.update(batch=raw.get("batch"), channels=raw.get("channels"), library=raw.get("library"))
         if err is None or err > tol:
             shown = "NaN/Inf in the result" if err is None else f"max relative error {err:.3g} > {tol:.3g}"
             return _entry("fail", f"Numerical mismatch against the float64 reference: {shown}.", **figures)
@@ -223,10 +246,8 @@ def _judge_best(
                 "warn", f"Correct, but not judged for speed: {why} (add it with the peaks option).", **figures
             )
         fraction = value / peak
-        status = grade(fraction, thresholds["matmul_pass"], thresholds["matmul_warn"])
-        return _entry(
-            status, _why(status, fraction, thresholds["matmul_pass"]), peak=peak, fraction=fraction, **figures
-        )
+        status = grade(fraction, thresholds[f"{op}_pass"], thresholds[f"{op}_warn"])
+        return _entry(status, _why(status, fraction, thresholds[f"{op}_pass"]), peak=peak, fraction=fraction, **figures)
     if check == "memory_bw":
         value = raw.get("gbs")
         figures = {"value": value, "unit": UNITS["memory_bw"], "bytes": raw.get("bytes")}
@@ -310,7 +331,7 @@ def cap_unverified(
     """A speed verdict computed from a spec value marked unverified says so and is at most warn."""
     if spec is None or entry.get("peak") is None:
         return entry
-    if check.startswith("matmul_"):
+    if check.startswith(("matmul_", "conv_")):
         field = check.split("_", 1)[1]
     elif check == "memory_bw":
         field = "mem_bw_gbs"
@@ -328,6 +349,24 @@ def cap_unverified(
     return capped
 
 
+def cap_mig(entry: Dict[str, Any], facts: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    """A speed verdict on a GPU in MIG mode measured one MIG slice, not the GPU its spec row describes."""
+    if (facts or {}).get("mig_mode") != "enabled" or entry.get("peak") is None:
+        return entry
+    capped = dict(entry)
+    capped["mig"] = True
+    if capped["status"] == "fail":
+        capped["status"] = "warn"
+    slices = len((facts or {}).get("mig_devices") or [])
+    capped["reason"] = (
+        "{} MIG mode is enabled on this GPU{}: the figure is one MIG instance's, so it is not judged against the"
+        " whole GPU's spec (at most a warning); disable MIG to measure the GPU.".format(
+            entry.get("reason", ""), f" ({slices} MIG devices)" if slices else ""
+        ).strip()
+    )
+    return capped
+
+
 def judge_gpu(
     raw_gpu: Dict[str, Any],
     facts: Optional[Dict[str, Any]],
@@ -340,7 +379,7 @@ def judge_gpu(
     spec = lookup_spec(specs, pci_id, name)
     link = link_for(facts, spec)
     checks = {
-        check: cap_unverified(check, judge_check(check, raw, spec, link, thresholds), spec, link)
+        check: cap_mig(cap_unverified(check, judge_check(check, raw, spec, link, thresholds), spec, link), facts)
         for check, raw in raw_gpu.get("checks", {}).items()
     }
     return {
@@ -392,6 +431,8 @@ def judge_host(gpus: List[Dict[str, Any]], thresholds: Dict[str, float]) -> Dict
                 if status == "pass":
                     entry["status"] = "warn"
             entry["reason"] = " ".join(r for r in reasons if r)
+            if any(r.get("spec_unverified") for _i, r in rows):
+                entry["spec_unverified"] = True
         else:
             entry["reason"] = rows[0][1].get("reason", "") if rows else ""
         summary[check] = entry

@@ -168,6 +168,40 @@ def rates(key, work, per, mean, iters, **figures):
     return doc
 
 
+# Convolution case: batch x channels x 56 x 56 images, channels 3x3 filters, stride 1, padding 1 (NCHW, OIHW).
+CONV_HW = 56
+CONV_REF_CHANNELS = 8
+
+
+def conv_flops(n, c):
+    return 2.0 * n * c * c * 9 * CONV_HW * CONV_HW / 1e12
+
+
+# Inputs made on the host (the same for every backend): images and filters scaled so outputs stay near 1.
+def conv_inputs(n, c):
+    import numpy as np
+
+    rng = np.random.default_rng(20240601)
+    x = rng.standard_normal((n, c, CONV_HW, CONV_HW), dtype=np.float32)
+    w = (rng.standard_normal((c, c, 3, 3), dtype=np.float32) / np.sqrt(c * 9.0)).astype(np.float32)
+    return x, w
+
+
+# float64 numpy convolution of one image (C, H, W) with filters (K, C, 3, 3), stride 1, padding 1.
+def conv_reference(image, filters):
+    import numpy as np
+
+    c, h, w = image.shape
+    padded = np.pad(np.asarray(image, dtype=np.float64), ((0, 0), (1, 1), (1, 1)))
+    cols = np.stack([padded[:, r : r + h, s : s + w] for r in range(3) for s in range(3)], axis=1)
+    return np.einsum("kcx,cxhw->khw", np.asarray(filters, dtype=np.float64).reshape(-1, c, 9), cols)
+
+
+def conv_figures(key_per, n, c, err, library):
+    per, iters, mean = key_per
+    return rates("tflops", conv_flops(n, c), per, mean, iters, batch=n, channels=c, max_rel_err=err, library=library)
+
+
 def cc_tuple(text):
     try:
         major, minor = str(text).split(".")[:2]
@@ -231,6 +265,33 @@ class Torch:
         del a, b, c
         t.cuda.empty_cache()
         return rates("tflops", 2.0 * n**3 / 1e12, per, mean, iters, n=n, max_rel_err=err)
+
+    def conv(self, index, kind, n, c, seconds):
+        t = self.t
+        dev = t.device("cuda", index)
+        dtype = {"fp32": t.float32, "fp16": t.float16}[kind]
+        t.backends.cudnn.benchmark = True
+        t.backends.cudnn.allow_tf32 = False
+        xh, wh = conv_inputs(n, c)
+        x = t.from_numpy(xh).to(dev).to(dtype).contiguous(memory_format=t.channels_last)
+        w = t.from_numpy(wh).to(dev).to(dtype).contiguous(memory_format=t.channels_last)
+        holder = {}
+
+        def call():
+            holder["y"] = t.nn.functional.conv2d(x, w, padding=1)
+            return holder["y"]
+
+        timing = timed_rounds(call, self.sync_for(index), seconds)
+        k = min(CONV_REF_CHANNELS, c)
+        ref = conv_reference(x[0].double().cpu().numpy(), w[:k].double().cpu().numpy())
+        err = rel_error(holder["y"][0, :k].double().cpu().numpy(), ref)
+        on_gpu = bool(x.is_cuda)
+        library = "cuDNN %s" % t.backends.cudnn.version() if on_gpu else "torch on %s, not cuDNN" % x.device.type
+        t.backends.cudnn.allow_tf32 = True
+        del x, w, holder
+        if on_gpu:
+            t.cuda.empty_cache()
+        return conv_figures(timing, n, c, err, library)
 
     def memory(self, index, nbytes, seconds):
         t = self.t
@@ -319,6 +380,37 @@ class Cupy:
             del a, b, c
             cp.get_default_memory_pool().free_all_blocks()
         return rates("tflops", 2.0 * n**3 / 1e12, per, mean, iters, n=n, max_rel_err=err)
+
+    def conv(self, index, kind, n, c, seconds):
+        cp = self.cp
+        try:
+            from cupy import cudnn
+        except ImportError as exc:
+            return {
+                "skipped": "CuPy cannot reach cuDNN (cupy.cudnn: %s); install nvidia-cudnn-cu12 for CuPy, or test "
+                "convolutions with torch or jax." % exc
+            }
+        dtype = {"fp32": cp.float32, "fp16": cp.float16}[kind]
+        xh, wh = conv_inputs(n, c)
+        with cp.cuda.Device(index):
+            x = cp.asarray(xh).astype(dtype)
+            w = cp.asarray(wh).astype(dtype)
+            y = cp.empty((n, c, CONV_HW, CONV_HW), dtype=dtype)
+
+            def call():
+                cudnn.convolution_forward(
+                    x, w, None, y, (1, 1), (1, 1), (1, 1), 1, auto_tune=True, tensor_core="auto"
+                )
+                return y
+
+            timing = timed_rounds(call, self.sync_for(index), seconds)
+            k = min(CONV_REF_CHANNELS, c)
+            ref = conv_reference(cp.asnumpy(x[0]), cp.asnumpy(w[:k]))
+            err = rel_error(cp.asnumpy(y[0, :k]), ref)
+            library = "cuDNN %s" % cp.cuda.cudnn.getVersion()
+            del x, w, y
+            cp.get_default_memory_pool().free_all_blocks()
+        return conv_figures(timing, n, c, err, library)
 
     def memory(self, index, nbytes, seconds):
         cp = self.cp
@@ -422,6 +514,36 @@ class Jax:
         err = rel_error(np.asarray(holder["c"][:rows, :rows].astype(jnp.float32)), ref)
         return rates("tflops", 2.0 * n**3 / 1e12, per, mean, iters, n=n, max_rel_err=err)
 
+    def conv(self, index, kind, n, c, seconds):
+        jax, jnp = self.jax, self.jnp
+        import numpy as np
+
+        dev = self.gpu_devices()[index]
+        dtype = {"fp32": jnp.float32, "fp16": jnp.float16}[kind]
+        precision = jax.lax.Precision.HIGHEST if kind == "fp32" else jax.lax.Precision.DEFAULT
+        xh, wh = conv_inputs(n, c)
+        x = jax.device_put(xh, dev).astype(dtype)
+        w = jax.device_put(wh, dev).astype(dtype)
+        numbers = ("NCHW", "OIHW", "NCHW")
+        conv = jax.jit(
+            lambda a, b: jax.lax.conv_general_dilated(
+                a, b, (1, 1), ((1, 1), (1, 1)), dimension_numbers=numbers, precision=precision
+            )
+        )
+        holder = {}
+
+        def call():
+            holder["y"] = conv(x, w)
+            return holder["y"]
+
+        timing = timed_rounds(call, self.sync_for(index), seconds)
+        k = min(CONV_REF_CHANNELS, c)
+        ref = conv_reference(np.asarray(x[0].astype(jnp.float32)), np.asarray(w[:k].astype(jnp.float32)))
+        err = rel_error(np.asarray(holder["y"][0, :k].astype(jnp.float32)), ref)
+        platform = list(x.devices())[0].platform
+        library = "cuDNN through XLA" if platform in ("gpu", "cuda") else "XLA on %s, not cuDNN" % platform
+        return conv_figures(timing, n, c, err, library)
+
     def memory(self, index, nbytes, seconds):
         jax, jnp = self.jax, self.jnp
         dev = self.gpu_devices()[index]
@@ -504,6 +626,29 @@ class TensorFlow:
         tf.config.experimental.enable_tensor_float_32_execution(False)
         return rates("tflops", 2.0 * n**3 / 1e12, per, mean, iters, n=n, max_rel_err=err)
 
+    def conv(self, index, kind, n, c, seconds):
+        tf = self.tf
+        dtype = {"fp32": tf.float32, "fp16": tf.float16}[kind]
+        xh, wh = conv_inputs(n, c)
+        with tf.device("/GPU:%d" % index):
+            x = tf.cast(tf.constant(xh.transpose(0, 2, 3, 1)), dtype)
+            w = tf.cast(tf.constant(wh.transpose(2, 3, 1, 0)), dtype)
+            conv = tf.function(lambda a, b: tf.nn.conv2d(a, b, 1, "SAME"))
+            holder = {}
+
+            def call():
+                holder["y"] = conv(x, w)
+                return holder["y"]
+
+            timing = timed_rounds(call, self.sync_for(index), seconds)
+            k = min(CONV_REF_CHANNELS, c)
+            image = tf.cast(x[0], tf.float64).numpy().transpose(2, 0, 1)
+            filters = tf.cast(w[:, :, :, :k], tf.float64).numpy().transpose(3, 2, 0, 1)
+            err = rel_error(tf.cast(holder["y"][0, :, :, :k], tf.float64).numpy().transpose(2, 0, 1),
+                            conv_reference(image, filters))
+        library = "cuDNN %s" % self.versions().get("cudnn") if "GPU" in holder["y"].device else "TensorFlow on CPU"
+        return conv_figures(timing, n, c, err, library)
+
     def memory(self, index, nbytes, seconds):
         tf = self.tf
         with tf.device("/GPU:%d" % index):
@@ -526,6 +671,8 @@ WEIGHTS = {
     "memory_bw": 0.16,
     "h2d": 0.16,
     "d2h": 0.16,
+    "conv_fp32": 0.08,
+    "conv_fp16": 0.08,
 }
 
 
@@ -545,6 +692,16 @@ def run_check(backend, device, check, seconds, config):
         if memory and memory < 12 * 1024:
             size = min(size, 4096)
         return backend.matmul(index, kind, size, seconds)
+    if check.startswith("conv_"):
+        kind = check.split("_", 1)[1]
+        need = DTYPE_MIN_CC[kind]
+        if device.get("compute_capability") and cc_tuple(device["compute_capability"]) < need:
+            return {
+                "skipped": "Compute capability %s has no %s convolution path (needs %d.%d)."
+                % (device["compute_capability"], kind, need[0], need[1])
+            }
+        batch, channels = int(config.get("conv_batch", 32)), int(config.get("conv_channels", 256))
+        return backend.conv(index, kind, batch, channels, seconds)
     if check == "memory_bw":
         return backend.memory(index, int(config["memory_mib"]) * 1048576, seconds)
     return backend.transfer(index, check, int(config["copy_mib"]) * 1048576, seconds)

@@ -21,7 +21,9 @@ description:
   - RV(verdict) is V(pass) when the driver lists GPUs. When it lists none it is V(fail) on a host that
     must have GPUs (see O(profile)) and V(skip) elsewhere (V(warn) for a pending reboot); the task
     itself never fails.
-  - Also lists the NVIDIA display/3D controllers visible in sysfs, which does not need a driver.
+  - Also lists the NVIDIA display/3D controllers and NVSwitches visible in sysfs, which does not need a driver.
+  - RV(host_gpus) is the host's GPU list in one shape (the driver's GPUs, else those on the PCI bus); the
+    C(preflight) role reads GPUs through this module and takes that list as C(dlstack_gpus).
 author:
   - gpulab.dlstack maintainers (!UNKNOWN)
 extends_documentation_fragment:
@@ -35,6 +37,17 @@ options:
     type: str
     choices: [auto, nvml, nvidia-smi]
     default: auto
+  nvidia_smi:
+    description:
+      - The C(nvidia-smi) to run, a name looked up on the E(PATH) or a path.
+    type: str
+    default: nvidia-smi
+  sysfs_root:
+    description:
+      - The sysfs folder of PCI devices scanned for NVIDIA GPUs and NVSwitches, which needs no driver.
+      - A test points it at a stub tree (the fake-PCI stand-in of C(nox -s demo -- gpu)).
+    type: path
+    default: /sys/bus/pci/devices
   dest:
     description:
       - Also write the result as JSON to this file on the target. Only then can the module report
@@ -67,7 +80,10 @@ EXAMPLES = r"""
 
 RETURN = r"""
 gpus:
-  description: One entry per GPU, in driver (PCI bus) order. Unknown values are V(null).
+  description:
+    - One entry per GPU, in driver (PCI bus) order. Unknown values are V(null).
+    - A GPU in MIG mode also has C(mig_devices), the MIG devices C(nvidia-smi -L) lists under it (profile,
+      index, UUID); CUDA sees those, and gpu_smoke's verdicts on such a GPU are at most V(warn).
   returned: always
   type: list
   elements: dict
@@ -91,6 +107,8 @@ gpus:
       pcie_width_current: 16
       pcie_width_max: 16
       reset_required: false
+      mig_devices:
+        - {profile: 1g.10gb, index: 0, uuid: MIG-feb88891-0321-5fef-9c87-d4af3b54259e}
 count:
   description: Number of GPUs the driver lists.
   returned: always
@@ -175,6 +193,32 @@ pci_nvidia_present:
   returned: always
   type: bool
   sample: true
+pci_nvswitches:
+  description: NVIDIA NVSwitches (PCI class 0680) seen in sysfs, as RV(pci_devices); an HGX/DGX baseboard has them.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - address: "0000:05:00.0"
+      device_id: "22a3"
+      class: "068000"
+      driver: nvidia-nvswitch
+host_gpus:
+  description:
+    - The GPUs in one shape whatever answered, as the C(preflight) role records them (C(dlstack_gpus)).
+    - The driver's GPUs when it lists any (plus, for a lost GPU, its PCI entry), else the PCI bus's.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - pci_bus_id: "0000:18:00.0"
+      pci_device_id: "2330"
+      name: null
+      compute_capability: null
+      driver_version: null
+      kernel_driver: null
+      class: "030200"
+      source: pci
 """
 
 import traceback
@@ -198,6 +242,8 @@ def main() -> None:
     module = AnsibleModule(
         argument_spec={
             "source": {"type": "str", "choices": ["auto", "nvml", "nvidia-smi"], "default": "auto"},
+            "nvidia_smi": {"type": "str", "default": "nvidia-smi"},
+            "sysfs_root": {"type": "path", "default": "/sys/bus/pci/devices"},
             "dest": {"type": "path"},
             **REQUIREMENT_SPEC,
         },
@@ -207,13 +253,13 @@ def main() -> None:
     if source == "nvml" and pynvml is None:
         module.fail_json(msg=missing_required_lib("nvidia-ml-py"), exception=PYNVML_IMPORT_ERROR)
     nvml = pynvml if source in ("auto", "nvml") else None
-    smi = module.get_bin_path("nvidia-smi") if source in ("auto", "nvidia-smi") else None
+    smi = module.get_bin_path(module.params["nvidia_smi"]) if source in ("auto", "nvidia-smi") else None
 
     def run(cmd: List[str]) -> Tuple[int, str, str]:
         rc, out, err = module.run_command(cmd, environ_update={"LC_ALL": "C"})
         return rc, out, err
 
-    result: Any = gather(run, smi, nvml, timeout_bin=module.get_bin_path("timeout"))
+    result: Any = gather(run, smi, nvml, module.params["sysfs_root"], timeout_bin=module.get_bin_path("timeout"))
     result["gpu_requirement"] = requirement(module, result)
     outcome = gpu_info_verdict(result, result["gpu_requirement"])
     result["verdict"] = outcome["status"]

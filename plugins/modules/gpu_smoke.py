@@ -14,6 +14,11 @@ description:
     has them, checks each product against a float64 reference on a 256x256 slice, measures device
     memory bandwidth with a copy kernel and host-to-device and device-to-host copies from pinned
     memory.
+  - Runs a 3x3 convolution through cuDNN in fp32 (TF32 off) and fp16 (C(conv_fp32), C(conv_fp16); torch
+    C(conv2d), C(jax.lax.conv_general_dilated), C(cupy.cudnn), C(tf.nn.conv2d)), checks 8 output channels of
+    the first image against a float64 numpy convolution and judges its TFLOP/s against the spec peak of
+    that precision (O(thresholds.conv_pass)). A cuDNN that does not match the framework fails here, at the
+    first convolution, as it would in training. The figure names the library that ran it (C(library)).
   - Each figure is divided by the GPU's spec peak (looked up by PCI device id in the collection's
     GPU table, which O(peaks) can extend) and graded V(pass), V(warn), V(fail) or V(skip).
     Copies are compared with the theoretical one-way rate of the PCIe link the driver reports
@@ -24,6 +29,8 @@ description:
     GPU that holds less than O(thresholds.sustain_warn) of its fastest rate (power or thermal
     capping, a lowered power limit) is at most V(warn). On an H200 at its 700 W cap a long bf16
     8192^3 GEMM sustains about 85 % of its first rounds.
+  - A figure judged against a spec value the GPU table marks unverified (C([U])) says so and is at most
+    V(warn); so is a figure from a GPU in MIG mode, which measured one MIG instance, not the whole GPU.
   - A numerical mismatch fails outright. The overall verdict is the worst check; a host with
     several GPUs is gated on its slowest GPU, and checks whose GPUs differ by more than
     O(thresholds.spread_pct) are flagged and at least V(warn).
@@ -51,8 +58,8 @@ options:
     description: Checks to run.
     type: list
     elements: str
-    choices: [matmul_fp32, matmul_tf32, matmul_bf16, matmul_fp16, memory_bw, h2d, d2h]
-    default: [matmul_fp32, matmul_tf32, matmul_bf16, matmul_fp16, memory_bw, h2d, d2h]
+    choices: [matmul_fp32, matmul_tf32, matmul_bf16, matmul_fp16, memory_bw, h2d, d2h, conv_fp32, conv_fp16]
+    default: [matmul_fp32, matmul_tf32, matmul_bf16, matmul_fp16, memory_bw, h2d, d2h, conv_fp32, conv_fp16]
   time_budget:
     description:
       - Seconds of measurement for all GPUs together; loops shorten to fit. Interpreter start and
@@ -70,6 +77,16 @@ options:
     default: 1024
   copy_mib:
     description: Size of the pinned host buffer for host/device copies, 1 to 65536.
+    type: int
+    default: 256
+  conv_batch:
+    description:
+      - Images per call of the convolution checks (C(conv_fp32), C(conv_fp16)), 1 to 4096. Each image is
+        O(conv_channels) x 56 x 56, convolved with O(conv_channels) 3x3 filters (stride 1, padding 1).
+    type: int
+    default: 32
+  conv_channels:
+    description: Input and output channels of the convolution checks, 8 to 4096.
     type: int
     default: 256
   thresholds:
@@ -114,6 +131,17 @@ options:
             passing check becomes V(warn) (power or thermal capping).
         type: float
         default: 0.70
+      conv_pass:
+        description:
+          - Convolution throughput fraction of the spec peak of its precision (fp32, fp16) that passes.
+          - A judgment, not a published figure [U] (cuDNN convolutions of this shape reach less of the peak
+            than a large GEMM); adjust it to what a known-good board of yours measures.
+        type: float
+        default: 0.35
+      conv_warn:
+        description: Convolution throughput fraction of spec below which the check fails.
+        type: float
+        default: 0.25
   peaks:
     description:
       - GPU spec rows merged over the collection's table. A row with a known name or PCI device id
@@ -238,6 +266,8 @@ thresholds:
     pcie_warn: 0.6
     spread_pct: 5.0
     sustain_warn: 0.7
+    conv_pass: 0.35
+    conv_warn: 0.25
 time_budget:
   description: Measurement budget in seconds.
   returned: always
@@ -300,6 +330,8 @@ def argument_spec() -> Dict[str, Any]:
         "matmul_size": {"type": "int", "default": 8192},
         "memory_mib": {"type": "int", "default": 1024},
         "copy_mib": {"type": "int", "default": 256},
+        "conv_batch": {"type": "int", "default": 32},
+        "conv_channels": {"type": "int", "default": 256},
         "thresholds": {
             "type": "dict",
             "default": {},
@@ -337,7 +369,8 @@ def main() -> None:
     thresholds.update({k: v for k, v in (params["thresholds"] or {}).items() if v is not None})
     problems = _smoke.threshold_problems(thresholds, _verdict.DEFAULT_THRESHOLDS)
     problems += _validate.gpu_rows("peaks", params["peaks"])
-    python, result = _smoke.start(module, ("time_budget", "matmul_size", "memory_mib", "copy_mib"), problems)
+    numeric = ("time_budget", "matmul_size", "memory_mib", "copy_mib", "conv_batch", "conv_channels")
+    python, result = _smoke.start(module, numeric, problems)
     specs = _verdict.merge_specs(params["peaks"])
 
     def run(cmd: List[str]) -> Any:
@@ -380,6 +413,8 @@ def main() -> None:
         "matmul_size": params["matmul_size"],
         "memory_mib": params["memory_mib"],
         "copy_mib": params["copy_mib"],
+        "conv_batch": params["conv_batch"],
+        "conv_channels": params["conv_channels"],
     }
     doc, error = _smoke.run_script(module, python, "gpu", config, params["time_budget"] + _smoke.STARTUP_ALLOWANCE)
     result["backend"] = backend

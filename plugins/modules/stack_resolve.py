@@ -198,6 +198,14 @@ stack:
       description: Explanations of defaults, untested combinations and null values.
       type: list
       elements: str
+    unverified:
+      description:
+        - The facts this stack rests on that the matrix marks unverified (C([U]), no primary source confirmed
+          them), one entry per fact naming its row and clause; empty when every fact used is sourced. A note
+          repeats them.
+      type: list
+      elements: str
+      sample: ["TensorFlow 2.17: TensorRT ceiling 8.6 and default 8.6.1 [U]"]
 conflicts:
   description: One sentence per conflict, each with a fix.
   returned: failure

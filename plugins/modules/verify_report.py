@@ -20,6 +20,8 @@ description:
   - A C(latest.json) that is not a host record as M(gpulab.dlstack.verify_store) writes it (not JSON,
     not an object, without C(host) or C(verdict), of another host, figures that are not numbers) fails the
     task with the file and the fix; nothing is written then.
+  - A report file is rewritten only when what it says changes; one that differs only in its generation time is
+    left as it is, and the task reports a change only when a file is (or, in check mode, would be) rewritten.
 author:
   - gpulab.dlstack maintainers (!UNKNOWN)
 extends_documentation_fragment:
@@ -98,7 +100,8 @@ missing:
 import datetime
 import json
 import os
-from typing import Any, Dict, List, Tuple
+import re
+from typing import Any, Dict, List, Optional, Tuple
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpulab.dlstack.plugins.module_utils import _report, _validate
@@ -140,6 +143,25 @@ def read_records(src: str, hosts: List[str]) -> Tuple[List[Dict[str, Any]], List
     return records, missing, problems
 
 
+GENERATED = re.compile(r"Generated (\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC) for ")
+
+
+def unchanged_text(path: str, records: List[Dict[str, Any]], stats: Dict[str, Any], render: Any) -> Optional[str]:
+    """The file's text when rendering the same records under the file's own generation time gives it back, else None.
+
+    The report is rewritten (and the task changed) only when what it says changed, not when only the time would.
+    """
+    try:
+        with open(path) as handle:
+            old = handle.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+    found = GENERATED.search(old)
+    if found is None:
+        return None
+    return old if render(records, stats, found.group(1)) == old else None
+
+
 def main() -> None:
     module = AnsibleModule(
         argument_spec={
@@ -158,18 +180,19 @@ def main() -> None:
     generated = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     markdown = os.path.join(src, "fleet.md")
     page = os.path.join(src, "fleet.html")
-    if not module.check_mode:
-        os.makedirs(src, exist_ok=True)
-        for path, text in (
-            (markdown, _report.render_markdown(records, stats, generated)),
-            (page, _report.render_html(records, stats, generated)),
-        ):
+    changed = False
+    for path, render in ((markdown, _report.render_markdown), (page, _report.render_html)):
+        if unchanged_text(path, records, stats, render) is not None:
+            continue
+        changed = True
+        if not module.check_mode:
+            os.makedirs(src, exist_ok=True)
             staging = os.path.join(module.tmpdir, os.path.basename(path))
             with open(staging, "w") as handle:
-                handle.write(text)
+                handle.write(render(records, stats, generated))
             module.atomic_move(staging, path)
     module.exit_json(
-        changed=True,
+        changed=changed,
         verdicts={r["host"]: r["verdict"] for r in records},
         summaries={r["host"]: _report.summary_lines(r) for r in records},
         fleet_verdict=_report.fleet_verdict(records),

@@ -14,9 +14,13 @@ description:
   - Records the installed stack (driver, CUDA, cuDNN, TensorRT, TensorFlow, Python, numpy) from the versions
     the modules reported, else O(stack), else the host's C(dlstack*) local facts (O(local_facts)). A
     version found nowhere is left V(null) and shown as a dash in the report.
-  - Builds the host record from the gpu_info, gpu_smoke, xla_smoke and trt_smoke results, compares
+  - Builds the host record from the gpu_info, gpu_smoke, xla_smoke, trt_smoke and lib_doctor results, compares
     its figures with the C(latest.json) already in O(dir) and writes the new C(latest.json) plus a
     timestamped copy, keeping the newest O(keep) copies.
+  - When the new record differs from the stored C(latest.json) only in its times (when it was made, how long
+    each module took; same results, verdicts, figures and stack), nothing is written, the stored record is
+    returned and the task reports no change; otherwise the task reports a change (also in check mode, where
+    nothing is written).
 author:
   - gpulab.dlstack maintainers (!UNKNOWN)
 extends_documentation_fragment:
@@ -32,7 +36,7 @@ options:
   results:
     description:
       - Registered results of the verification modules, keyed by module name (C(gpu_info), C(gpu_smoke),
-        C(xla_smoke), C(trt_smoke)); other keys and results of the wrong shape are refused.
+        C(xla_smoke), C(trt_smoke), C(lib_doctor)); other keys and results of the wrong shape are refused.
     type: dict
     required: true
   host:
@@ -102,7 +106,9 @@ latest:
   type: str
   sample: /var/lib/dlstack/verify/latest.json
 snapshot:
-  description: Path of the timestamped copy written by this run (would be written, in check mode).
+  description:
+    - Path of the timestamped copy written by this run (would be written, in check mode).
+    - When nothing but the time changed, the stored copy of the previous record, which is kept.
   returned: always
   type: str
   sample: /var/lib/dlstack/verify/result-20261130T090000Z.json
@@ -170,6 +176,29 @@ def previous_record(module: Any, path: str) -> Optional[Dict[str, Any]]:
     return previous
 
 
+# Keys that hold only when the record was made or how long a module took, at any depth.
+TIME_KEYS = ("timestamp", "previous_timestamp", "elapsed_s")
+
+
+def _comparable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _comparable(v) for k, v in value.items() if k not in TIME_KEYS}
+    if isinstance(value, list):
+        return [_comparable(v) for v in value]
+    return json.loads(json.dumps(value, default=str))
+
+
+def unchanged_copy(directory: str, record: Dict[str, Any], previous: Optional[Dict[str, Any]]) -> Optional[str]:
+    """The stored copy of the previous record when the new one differs from it only in its times, else None."""
+    if previous is None or _comparable(record) != _comparable(previous):
+        return None
+    stamp = str(previous.get("timestamp", ""))
+    copy = os.path.join(directory, f"result-{stamp}.json")
+    if _validate.timestamp("timestamp", stamp) or not os.path.isfile(copy):
+        return None
+    return copy
+
+
 def prune(directory: str, keep: int, written: str) -> List[str]:
     """Delete the oldest timestamped copies so that `keep` remain, never the one just written."""
     name = os.path.basename(written)
@@ -205,6 +234,12 @@ def main() -> None:
     recorded = [("resolved stack", params["stack"]), *_report.fact_stacks(params["local_facts"])]
     record = _report.host_record(params["host"], stamp, modules, previous, params["regression_pct"], recorded=recorded)
     text = json.dumps(record, indent=2, sort_keys=True, default=str) + "\n"
+    kept = unchanged_copy(params["dir"], record, previous)
+    if kept:
+        # Nothing but the time differs from the stored record: keep it, write nothing, report no change.
+        assert previous is not None
+        summary = _report.summary_lines(previous)
+        module.exit_json(changed=False, record=previous, summary=summary, latest=latest, snapshot=kept)
     if not module.check_mode:
         os.makedirs(params["dir"], 0o755, exist_ok=True)
         for path in (copy, latest):

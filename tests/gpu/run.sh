@@ -2,10 +2,13 @@
 # Run every gpulab.dlstack verification module through `ansible localhost` on a GPU host and keep
 # the results as JSON. Backends: torch, jax and cupy for gpu_smoke; jax and tensorflow (when
 # present) for xla_smoke on the GPU; trt_smoke on whatever TensorRT path exists; then one run of
-# the verify playbook for the fleet report. Meant to finish well inside 10 minutes.
+# the verify playbook for the fleet report; multigpu_smoke (torch, cupy), fabric_info and dcgm_diag. Meant to finish
+# well inside 10 minutes.
 # Also kept, for the parser corpus and the record: the raw nvidia-smi outputs (raw/), gpu_info read
 # through NVML and through nvidia-smi separately, and a plain torch bf16 matmul (reference_matmul.py)
 # that gpu_smoke's bf16 figure is stated against (summary.json: reference.ratio).
+# gpu_smoke's default checks include the 3x3 convolution through cuDNN in fp32 and fp16 (conv_fp32, conv_fp16,
+# in each backend); lib_doctor reports which CUDA libraries the interpreter's environment loads (when it is a venv).
 #
 # Environment:
 #   DLSTACK_GPU_PYTHON  interpreter that has the frameworks (default: python3 on PATH)
@@ -142,6 +145,21 @@ for backend in jax tensorflow torch; do
     fi
 done
 run trt_smoke trt_smoke "{\"python\": \"$PY\", \"time_budget\": 10}"
+PY_ENV="$(dirname "$(dirname "$PY")")"
+if [ -f "$PY_ENV/pyvenv.cfg" ] || [ -d "$PY_ENV/conda-meta" ]; then
+    run lib_doctor lib_doctor "{\"environments\": [\"$PY_ENV\"], \"profile\": \"gpu\"}"
+else
+    echo "== lib_doctor: skipped, $PY is not in a venv or conda environment"
+fi
+# Multi-GPU hosts: P2P matrix and NCCL all-reduce per framework (skip with the reason on one GPU); the fabric manager
+# on NVSwitch systems (skip elsewhere); DCGM's level-1 diagnostic when dcgmi is installed (warn when it is not).
+for backend in torch cupy; do
+    if backend_present "$backend"; then
+        run "multigpu_smoke_$backend" multigpu_smoke "{\"python\": \"$PY\", \"backend\": \"$backend\", \"time_budget\": 20, \"profile\": \"gpu\"}"
+    fi
+done
+run fabric_info fabric_info '{"check_service": true}'
+run dcgm_diag dcgm_diag '{"profile": "gpu", "missing": "warn", "timeout": 120}'
 
 if [ $(($(date +%s) - START)) -lt 360 ]; then
     echo "== verify playbook (fleet report)"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -125,3 +126,164 @@ def test_version_the_distribution_does_not_carry_fails_before_any_change(host, r
     assert re.search(r"\bchanged=0\b.*\bfailed=1\b", out), out[-3000:]
     assert not host.file("/usr/local/cuda-12.6").exists
     assert host.file("/usr/local/cuda").linked_to == f"/usr/local/cuda-{version}"
+
+
+# Environment modules: Lmod on Debian 12 (with a second toolkit, CUDA 12.5 from NVIDIA's wheels), environment-modules
+# on Debian 13.
+MODULES = {
+    "debian12": ("lmod", "/etc/lmod/modules", ".lua"),
+    "debian13": ("environment-modules", "/etc/environment-modules/modules", ""),
+}
+
+
+@pytest.fixture
+def modules(host) -> tuple[str, str, str]:
+    return next(value for key, value in MODULES.items() if key in host.backend.get_hostname())
+
+
+def _login(host, script: str):
+    return host.run("bash -lc " + "'" + script.replace("'", "'\\''") + "'")
+
+
+def test_module_system_installed_with_a_modulefile_per_toolkit(host, release, modules):
+    package, folder, suffix = modules
+    assert host.package(package).is_installed
+    text = host.file(f"{folder}/cuda/{release[0]}{suffix}").content_string
+    assert "Managed by gpulab.dlstack (env_modules)" in text
+    assert ('family("cuda")' if suffix else "conflict cuda") in text, text
+
+
+def test_module_load_cuda_sets_nvcc_and_cuda_home(host, release):
+    version = release[0]
+    run = _login(
+        host,
+        f"module load cuda/{version} && echo $CUDA_HOME && command -v nvcc && nvcc --version && echo $LD_LIBRARY_PATH",
+    )
+    assert run.rc == 0, run.stdout + run.stderr
+    home, nvcc, *rest = run.stdout.splitlines()
+    assert home == f"/usr/local/cuda-{version}"
+    assert nvcc == f"/usr/local/cuda-{version}/bin/nvcc"
+    assert f"release {version}," in "\n".join(rest)
+    assert rest[-1].split(":")[0] == f"/usr/local/cuda-{version}/lib64"
+
+
+def test_second_cuda_module_swaps_under_lmod(host, release, modules):
+    if modules[0] != "lmod":
+        pytest.skip("Lmod platform only (Debian 12); environment-modules is checked by the conflict test")
+    distro = release[0]
+    run = _login(
+        host,
+        f"module load cuda/{distro} && module load cuda/12.5 && echo $CUDA_HOME && command -v ptxas "
+        "&& module -t list 2>&1",
+    )
+    assert run.rc == 0, run.stdout + run.stderr
+    home, ptxas, *loaded = run.stdout.splitlines()
+    assert home == "/usr/local/cuda-12.5"
+    assert ptxas == "/usr/local/cuda-12.5/bin/ptxas"
+    assert "cuda/12.5" in loaded and f"cuda/{distro}" not in loaded, loaded
+    assert re.search(r"automatically replacing|reloaded with a version change", run.stderr), run.stderr
+
+
+def test_second_cuda_module_conflicts_under_environment_modules(host, release, modules):
+    """Another cuda module (a throwaway one on a private module path) is refused while cuda/X.Y is loaded."""
+    if modules[0] != "environment-modules":
+        pytest.skip("environment-modules platform only (Debian 13); Lmod is checked by the swap test")
+    version = release[0]
+    other = "/root/other-modules"
+    host.run(
+        f"rm -rf {other} && mkdir -p {other}/cuda && printf '#%%Module1.0\\nsetenv CUDA_HOME /nowhere\\n' "
+        f"> {other}/cuda/0.0"
+    )
+    run = _login(
+        host,
+        f"module use {other}; module load cuda/{version} && module load cuda/0.0; "
+        "echo rc=$? $CUDA_HOME; module -t list 2>&1",
+    )
+    assert f"rc=1 /usr/local/cuda-{version}" in run.stdout, run.stdout + run.stderr
+    assert "conflict" in (run.stdout + run.stderr).lower()
+    assert "cuda/0.0" not in run.stdout.split("rc=1", 1)[1]
+
+
+# The fabric manager on the stand-in HGX H100 bus: the stand-in packages (tests/standins/fake_fabricmanager.yml) hold
+# one version at the driver's (the libcuda1 Debian's non-free offers) and a newer decoy.
+
+
+@pytest.fixture
+def driver(host) -> str:
+    version = host.check_output("dpkg-query -W -f='${Version}' libcuda1")
+    return re.sub(r"^(\d+:)?([0-9.]+)-.*$", r"\2", version)
+
+
+def test_fabric_manager_installed_at_the_driver_version_pinned_and_held(host, driver):
+    name = f"nvidia-fabricmanager-{driver.split('.')[0]}"
+    pkg = host.package(name)
+    assert pkg.is_installed and pkg.version == f"{driver}-1", pkg.version
+    assert host.check_output(f"dpkg-query -W -f='${{Status}}' {name}").startswith("hold ")
+    policy = host.check_output(f"apt-cache policy {name}")
+    decoy = f"{driver.split('.')[0]}.999.01-1"
+    assert re.search(rf"{re.escape(decoy)} -1\b", policy), policy
+    assert re.search(rf"\*\*\* {re.escape(driver)}-1 1001\b", policy), policy
+
+
+def test_fabric_manager_enabled_but_waits_for_the_kernel_module(host):
+    service = host.service("nvidia-fabricmanager")
+    assert service.is_enabled
+    assert not service.is_running, "a container has no NVIDIA kernel module, so the role must not start it"
+
+
+def test_fabric_manager_check_fails_when_not_running_and_passes_when_running(host, scenario_playbook):
+    host.run("systemctl stop nvidia-fabricmanager")
+    proc = scenario_playbook("fabric_check.yml")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    result = json.loads(host.file("/root/fabric_check.json").content_string)
+    assert result["nvswitch"] and result["generation"] == 3 and len(result["switches"]) == 4, result
+    assert result["verdict"] == "fail", result
+    assert "nvidia-fabricmanager is inactive on an NVSwitch system" in result["reason"], result["reason"]
+    assert "error 802" in result["reason"]
+    assert host.run("systemctl start nvidia-fabricmanager").rc == 0
+    try:
+        proc = scenario_playbook("fabric_check.yml")
+        assert proc.returncode == 0, proc.stdout[-3000:]
+        result = json.loads(host.file("/root/fabric_check.json").content_string)
+        assert result["verdict"] == "pass" and result["service_state"] == "active", result
+    finally:
+        host.run("systemctl stop nvidia-fabricmanager")
+
+
+# MIG through the optional nvidia_mig role, at the nvidia-smi boundary (tests/standins/fake_nvidia_smi_mig.py keeps the
+# GPUs' state in /opt/dlstack-standin/smi.json and records its calls).
+SMI_STATE = "/opt/dlstack-standin/smi.json"
+
+
+def _smi_state(host) -> dict:
+    return json.loads(host.file(SMI_STATE).content_string)
+
+
+def test_mig_mode_switched_on_pending_a_reset_and_the_boot_unit_installed(host):
+    state = _smi_state(host)
+    assert [g["mig_pending"] for g in state["gpus"]] == ["Enabled", "Enabled", "N/A"], state["gpus"]
+    assert [c for c in state["calls"] if "-mig" in c] == [["-i", "0", "-mig", "1"], ["-i", "1", "-mig", "1"]]
+    unit = host.file("/etc/systemd/system/dlstack-mig.service").content_string
+    assert "Before=nvidia-persistenced.service nvidia-fabricmanager.service" in unit
+    assert host.service("dlstack-mig.service").is_enabled
+    assert '"NVIDIA A100-SXM4-80GB"' in host.file("/etc/dlstack/mig-layout.json").content_string
+
+
+def test_the_boot_unit_builds_the_instances_after_the_reset(host):
+    state = _smi_state(host)
+    for gpu in state["gpus"][:2]:
+        gpu["mig_current"] = "Enabled"  # what the reset or reboot does
+    host.run(f"cat > {SMI_STATE} <<'EOF'\n{json.dumps(state)}\nEOF")
+    run = host.run("systemctl restart dlstack-mig.service")
+    assert run.rc == 0, host.run("journalctl -u dlstack-mig.service --no-pager | tail -20").stdout
+    state = _smi_state(host)
+    for gpu in ("0", "1"):
+        assert [i["profile"] for i in state["instances"][gpu]] == ["3g.40gb", "2g.20gb", "1g.10gb"], state["instances"]
+    assert ["mig", "-cgi", "9,14,19", "-C", "-i", "0"] in state["calls"]
+    assert "2" not in state["instances"], "the L40S is left alone"
+    calls = len(state["calls"])
+    assert host.run("systemctl restart dlstack-mig.service").rc == 0
+    after = _smi_state(host)["calls"][calls:]
+    assert after and not any("-cgi" in c or "-dgi" in c for c in after), (
+        "a second boot with the layout in place changes nothing"
+    )

@@ -231,6 +231,124 @@ def test_verify_reports_that_the_gpu_checks_could_not_run(host):
     assert record["verdict"] == "fail"
 
 
+# lib_doctor (run by verify): what each environment and kernel would load, judged against the stack and the driver
+
+KERNEL_DIR = "/usr/local/share/jupyter/kernels/dlstack-default"
+
+
+def _doctor(host):
+    record = json.loads(host.file("/var/lib/dlstack/verify/latest.json").content_string)
+    doctor = record["modules"]["lib_doctor"]
+    return record, doctor, {(e["kind"], e["name"]): e for e in doctor["environments"]}
+
+
+def test_doctor_examined_every_environment_and_the_kernel(host):
+    _record, _doctor_result, envs = _doctor(host)
+    assert set(envs) == {("env", "default"), ("env", "broken"), ("kernel", "dlstack-default")}
+
+
+def test_doctor_resolves_the_default_environment_like_the_loader(host):
+    """TensorFlow's cuDNN comes through its RUNPATH from the wheel; the runtime from the hook's LD_LIBRARY_PATH."""
+    _record, _result, envs = _doctor(host)
+    env = envs[("env", "default")]
+    assert env["frameworks"]["tensorflow"]["cuda"].startswith(STACK_CUDA)
+    assert env["frameworks"]["tensorflow"]["cudnn"] == "9"
+    assert env["activation"]["LD_LIBRARY_PATH"].split(":")[0] == "/usr/local/cuda/lib64"
+    libs = env["libraries"]
+    dnn = libs["libcudnn"]
+    assert (dnn["soname"], dnn["version"], dnn["status"]) == ("libcudnn.so.9", "9.3.0", "pass"), dnn
+    assert dnn["via"].startswith("RUNPATH of tensorflow/"), dnn
+    assert dnn["wheel"].startswith("nvidia-cudnn-cu12 9.3.0"), dnn
+    rt = libs["libcudart"]
+    assert (rt["soname"], rt["via"], rt["version"]) == ("libcudart.so.12", "LD_LIBRARY_PATH", STACK_CUDA), rt
+    assert rt["path"] == "/usr/local/cuda/lib64/libcudart.so.12"
+    # Debian 12's driver 535 speaks CUDA 12.2: the 12.5 runtime runs by minor-version compatibility only.
+    assert env["driver_version"].startswith("535.")
+    assert env["driver_cuda"] == "12.2"
+    assert rt["status"] == "warn" and "minor-version compatibility" in rt["reason"], rt
+    assert libs["libcuda"]["status"] == "pass" and libs["libcuda"]["via"] == "ld.so.cache", libs["libcuda"]
+    assert libs["libcublas"]["status"] == "pass" and libs["libcublas"]["version"].startswith("12."), libs["libcublas"]
+    assert libs["libnvinfer"]["status"] == "skip", libs["libnvinfer"]
+
+
+def test_doctor_flags_the_broken_environment_with_the_fix(host):
+    record, result, envs = _doctor(host)
+    env = envs[("env", "broken")]
+    rt = env["libraries"]["libcudart"]
+    assert (rt["soname"], rt["version"], rt["status"]) == ("libcudart.so.13", "13.5", "fail"), rt
+    assert rt["wheel"] == "nvidia-cuda-runtime 13.5.37"
+    assert "the resolved stack is CUDA 12.5" in rt["reason"]
+    assert "CUDA 13 needs driver >= 580" in rt["reason"]
+    assert "nvidia-cuda-runtime-cu12==12.5.*" in rt["fix"]
+    assert env["verdict"] == "fail"
+    assert record["verdicts"]["lib_doctor"] == "fail"
+    assert any(f.startswith("broken: libcudart fail:") and "Fix:" in f for f in result["flags"]), result["flags"]
+    assert not any(f.startswith("dlstack-default: libcudnn") for f in result["flags"])
+
+
+def test_doctor_over_the_kernel_gives_the_answer_it_gives_over_the_environment(host):
+    _record, _result, envs = _doctor(host)
+    env, kernel = envs[("env", "default")], envs[("kernel", "dlstack-default")]
+    assert kernel["python"] == f"{ENV}/bin/python"
+    for lib in ("libcuda", "libcudart", "libcublas", "libcudnn"):
+        keys = ("soname", "path", "via", "version", "status")
+        assert {k: kernel["libraries"][lib][k] for k in keys} == {k: env["libraries"][lib][k] for k in keys}, lib
+
+
+def test_kernel_spec_carries_the_activation_hook_variables(host):
+    spec = json.loads(host.file(f"{KERNEL_DIR}/kernel.json").content_string)
+    assert spec["argv"][:3] == [f"{ENV}/bin/python", "-m", "ipykernel_launcher"]
+    env = spec["env"]
+    assert env["LD_LIBRARY_PATH"].split(":")[0] == "/usr/local/cuda/lib64"
+    assert env["VIRTUAL_ENV"] == ENV
+    assert env["PATH"] == f"{ENV}/bin:${{PATH}}"
+    assert not {"PS1", "_OLD_VIRTUAL_PATH"} & set(env)
+
+
+KERNEL_PROBE = r"""
+import json, sys
+from jupyter_client.manager import start_new_kernel
+km, kc = start_new_kernel(kernel_name="dlstack-default", startup_timeout=120)
+out = []
+code = (
+    "import ctypes, json, os, sys
+"
+    "ctypes.CDLL('libcudart.so.12')
+"
+    "maps = [l.split()[-1] for l in open('/proc/self/maps') if 'libcudart.so' in l]
+"
+    "print(json.dumps({'python': sys.executable, 'ld': os.environ.get('LD_LIBRARY_PATH'),"
+    " 'path': os.environ['PATH'], 'venv': os.environ.get('VIRTUAL_ENV'), 'cudart': sorted(set(maps))}))
+"
+)
+try:
+    kc.execute_interactive(code, timeout=120,
+        output_hook=lambda m: out.append(m["content"].get("text", "")) if m["msg_type"] == "stream" else None)
+finally:
+    kc.stop_channels()
+    km.shutdown_kernel(now=True)
+print("".join(out).strip().splitlines()[-1])
+"""
+
+
+def test_kernel_started_from_its_spec_sees_the_library_paths(host):
+    """Start the kernel as Jupyter does (jupyter_client, from a server with a bare environment): it runs the
+    environment's python, gets the hook's LD_LIBRARY_PATH, and its loader maps the libcudart the doctor named."""
+    out = host.check_output(
+        f"env -i PATH=/usr/bin:/bin HOME=/root {ENV}/bin/python -c {json.dumps(KERNEL_PROBE)!s}"
+    )
+    seen = json.loads(out.strip().splitlines()[-1])
+    assert seen["python"] == f"{ENV}/bin/python"
+    assert seen["ld"].split(":")[0] == "/usr/local/cuda/lib64"
+    assert seen["path"].startswith(f"{ENV}/bin:") and seen["path"].endswith("/usr/bin:/bin")
+    assert seen["venv"] == ENV
+    _record, _result, envs = _doctor(host)
+    named = envs[("kernel", "dlstack-default")]["libraries"]["libcudart"]["path"]
+    # The side effect switched /usr/local/cuda to 12.6 since verify ran: the same path now leads there.
+    assert seen["cudart"] == [host.check_output(f"readlink -f {named}")], (seen, named)
+    assert "/12.6/" in seen["cudart"][0], seen["cudart"]
+
+
 # re-runs: idempotent, --check, --tags on the provisioned host
 
 

@@ -34,6 +34,8 @@ FAILURES: List[Tuple[str, Optional[int], str, bool, List[str]]] = [
     ("nvml-library-not-found.txt", None, "nvml_library_missing", False, []),
     ("nvml-driver-not-loaded.txt", None, "no_driver", False, []),
     ("nvml-gpu-is-lost.txt", None, "gpu_lost", True, []),
+    # nvidia-smi exits 6 (NVML_ERROR_NOT_FOUND) when the driver is loaded but initialised no GPU.
+    ("fail-no-devices-rtx5090.txt", 6, "no_devices", False, []),
 ]
 
 
@@ -156,6 +158,10 @@ BANNERS: List[Tuple[str, Optional[str], Optional[str], Optional[str]]] = [
     ("q-wsl-rtx3060ti.txt", None, "516.94", "11.7"),
     ("h200-580-recorded-q.txt", None, "580.159.04", "13.0"),
     ("h200-580-recorded-q-performance.txt", None, "580.159.04", "13.0"),
+    ("banner-384-titanxp.txt", "384.66", "384.66", None),
+    ("banner-435-kvm-passthrough.txt", "435.21", "435.21", "10.1"),
+    ("banner-520-a100-mig.txt", "520.61.05", "520.61.05", "11.8"),
+    ("banner-535-a100-mig-container.txt", "535.216.01", "535.216.01", "12.2"),
 ]
 
 
@@ -238,4 +244,61 @@ def test_every_fixture_has_a_source_and_a_test() -> None:
     tested |= {"composed-8gpu-one-lost.csv", "composed-h100-requires-reset.csv", "csv-h100nvl-name-device-id.csv"}
     # The H200 recordings' CSV, -L and topo files are checked against each other in test_gpu_info.py.
     tested |= {f"h200-580-recorded{suffix}" for suffix in (".csv", "-header.csv", "-L.txt", "-topo.txt")}
+    tested |= {entry[0] for entry in LISTS}
     assert listed <= tested
+
+
+# file, per GPU of nvidia-smi -L: (index, name, number of MIG devices, their profiles)
+LISTS: List[Tuple[str, List[Tuple[int, str, int, List[str]]]]] = [
+    ("L-mig-a100-7x1g.txt", [(0, "NVIDIA A100-SXM4-80GB", 7, ["1g.10gb"])]),
+    (
+        "L-mig-a100-4gpu-one-split.txt",
+        [
+            (0, "NVIDIA A100-SXM4-80GB", 4, ["1g.20gb"]),
+            (1, "NVIDIA A100-SXM4-80GB", 0, []),
+            (2, "NVIDIA A100-SXM4-80GB", 0, []),
+            (3, "NVIDIA A100-SXM4-80GB", 0, []),
+        ],
+    ),
+    ("L-mig-a100-pcie-2x3g.txt", [(0, "NVIDIA A100 80GB PCIe", 2, ["3g.40gb"])]),
+    ("h200-580-recorded-L.txt", [(0, "NVIDIA H200", 0, [])]),
+]
+
+
+@pytest.mark.parametrize(("name", "gpus"), LISTS, ids=[entry[0] for entry in LISTS])
+def test_list_corpus(name: str, gpus: List[Tuple[int, str, int, List[str]]]) -> None:
+    parsed = gi.parse_list(fixture(name))
+    assert [
+        (g["index"], g["name"], len(g["mig_devices"]), sorted({m["profile"] for m in g["mig_devices"]})) for g in parsed
+    ] == gpus
+    assert all(g["uuid"].startswith("GPU-") for g in parsed)
+    assert all(m["uuid"].startswith("MIG-") for g in parsed for m in g["mig_devices"])
+    # -L output is no CSV: the CSV parser takes no GPU from it.
+    assert gi.parse_csv(fixture(name)) == []
+
+
+def test_mig_gpus_get_their_mig_devices(tmp_path: Path) -> None:
+    """gpu_info on a host with MIG on GPU 0 only: nvidia-smi -L is asked, GPU 0 carries its four MIG devices."""
+    listing = fixture("L-mig-a100-4gpu-one-split.txt")
+    uuids = [g["uuid"] for g in gi.parse_list(listing)]
+    rows = [
+        f"{i}, {u}, NVIDIA A100-SXM4-80GB, 00000000:{bus}:00.0, 0x20B210DE, 8.0, 81920, 535.216.01, Enabled, Enabled, "
+        f"{'Enabled' if i == 0 else 'Disabled'}, 1410, 1593, 4, 4, 16, 16"
+        for i, (u, bus) in enumerate(zip(uuids, ("07", "0F", "47", "4E")))
+    ]
+    calls: List[List[str]] = []
+
+    def run(cmd: List[str]) -> Tuple[int, str, str]:
+        calls.append(cmd)
+        if cmd[-1] == "-L":
+            return 0, listing, ""
+        return 0, ("\n".join(rows) if len(cmd) > 1 else fixture("banner-535-a100-mig-container.txt")), ""
+
+    result = gi.gather(run, "/usr/bin/nvidia-smi", None, str(tmp_path), proc_version=str(tmp_path / "none"))
+    assert [len(g.get("mig_devices", [])) for g in result["gpus"]] == [4, 0, 0, 0]
+    assert "mig_devices" not in result["gpus"][1]
+    assert calls[-1][-1] == "-L"
+    # Without MIG nobody asks for -L.
+    calls.clear()
+    gi.gather(lambda cmd: (calls.append(cmd), (0, rows[1], ""))[1], "/usr/bin/nvidia-smi", None, str(tmp_path))
+    assert not any(cmd[-1] == "-L" for cmd in calls)

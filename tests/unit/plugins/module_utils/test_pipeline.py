@@ -56,18 +56,21 @@ def test_the_pipeline_order() -> None:
         "nvidia_container_toolkit",
         "python_env",
         "tensorflow",
+        "env_modules",
         "verify",
     )
     assert [s.name for s in STAGES if s.nvidia] == NVIDIA
+    assert [s.name for s in STAGES if not s.default_on] == ["env_modules"]
 
 
 def test_every_stage_is_a_role_with_a_switch_documented_by_preflight() -> None:
     options = _yaml("roles/preflight/meta/argument_specs.yml")["argument_specs"]["main"]["options"]
     defaults = _yaml("roles/preflight/defaults/main.yml")
-    for name in STAGE_NAMES:
+    for stage in STAGES:
+        name = stage.name
         assert (ROOT / "roles" / name / "tasks" / "main.yml").exists(), name
-        assert options[f"dlstack_{name}_enabled"]["default"] is True, name
-        assert defaults[f"dlstack_{name}_enabled"] is True, name
+        assert options[f"dlstack_{name}_enabled"]["default"] is stage.default_on, name
+        assert defaults[f"dlstack_{name}_enabled"] is stage.default_on, name
 
 
 def test_provision_playbook_imports_exactly_the_stage_list() -> None:

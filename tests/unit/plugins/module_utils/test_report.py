@@ -209,9 +209,15 @@ def test_report_shows_the_stack_beside_the_verdicts() -> None:
     records = [r.host_record("gpu01", "t", gpu_modules(), None, 10.0), {"host": "old", "verdict": "pass"}]
     stats = r.fleet_stats(records, 10.0)
     text = r.render_markdown(records, stats, "g")
-    assert "| Host | Verdict | GPUs | gpu_info | gpu_smoke | xla_smoke | trt_smoke | Driver | CUDA | cuDNN |" in text
-    assert "| gpu01 | pass | 1 | pass | pass | pass | skip | 570.124.06 | 12.3 | 8 | 8.6.1 | 2.17.1 | 3.12.3 |" in text
-    assert "| old | pass | - | - | - | - | - | " + " | ".join([r.ABSENT] * 7) + " | 0 |" in text
+    assert (
+        "| Host | Verdict | GPUs | gpu_info | gpu_smoke | xla_smoke | trt_smoke | lib_doctor | fabric_info"
+        " | multigpu_smoke | dcgm_diag | Driver | CUDA | cuDNN |"
+    ) in text
+    assert (
+        "| gpu01 | pass | 1 | pass | pass | pass | skip | - | - | - | - | 570.124.06 | 12.3 | 8 | 8.6.1 | 2.17.1 | 3.12.3 |"
+        in text
+    )
+    assert "| old | pass | - | - | - | - | - | - | - | - | - | " + " | ".join([r.ABSENT] * 7) + " | 0 |" in text
     page = r.render_html(records, stats, "g")
     assert "<th>TensorRT</th><th>TF</th><th>Python</th><th>numpy</th>" in page
     assert "<td>8.6.1</td><td>2.17.1</td><td>3.12.3</td><td>1.26.4</td>" in page
@@ -241,3 +247,28 @@ def test_gpu_info_verdict_comes_from_the_module() -> None:
     mods["gpu_info"].update(count=0, verdict="fail", reason="No NVIDIA driver is loaded or reachable.")
     record = r.host_record("gpu01", "t", mods, None, 10.0)
     assert record["verdicts"]["gpu_info"] == "fail" and record["verdict"] == "fail"
+
+
+def test_report_shows_the_library_doctor_per_environment() -> None:
+    libs = {
+        "libcudnn": {"soname": "libcudnn.so.9", "path": "/e/nvidia/cudnn/lib/libcudnn.so.9", "version": "9.3.0",
+                     "via": "RUNPATH of tensorflow/libtensorflow_framework.so.2", "wheel": "nvidia-cudnn-cu12 9.3.0.75",
+                     "status": "pass"},
+        "libcudart": {"soname": "libcudart.so.13", "path": None, "status": "fail"},
+    }  # fmt: skip
+    doctor = {
+        "verdict": "fail",
+        "environments": [
+            {"kind": "env", "name": "default", "verdict": "fail", "libraries": libs},
+            {"kind": "kernel", "name": "dlstack-x", "verdict": "fail", "error": "kernel.json cannot be read"},
+        ],
+        "flags": ["default: libcudart fail: libcudart.so.13 would not load. Fix: Install nvidia-cuda-runtime."],
+    }
+    record = r.host_record("gpu01", "t", dict(gpu_modules(), lib_doctor=doctor), None, 10.0)
+    assert record["verdicts"]["lib_doctor"] == "fail" and record["verdict"] == "fail"
+    lines = r.summary_lines(record)
+    assert "  lib_doctor[env default]: fail, libcudnn 9.3.0 (nvidia-cudnn-cu12 9.3.0.75); libcudart missing" in lines
+    assert "  lib_doctor[kernel dlstack-x]: fail, kernel.json cannot be read" in lines
+    assert "    default: libcudart fail: libcudart.so.13 would not load. Fix: Install nvidia-cuda-runtime." in lines
+    page = r.render_html([record], r.fleet_stats([record], 10.0), "g")
+    assert "lib_doctor[env default]" in page and '<td class="fail">fail</td>' in page

@@ -115,7 +115,7 @@ def test_source_path_every_minor(tf: str, era: str, target: str, legacy: bool) -
     assert (build["post_build_command"] is not None) == legacy
     assert ("--repo_env=WHEEL_NAME=tensorflow" in build["bazel_flags"]) == (vtuple(tf) >= (2, 17))
     assert ("--config=cuda_wheel" in build["bazel_flags"]) == (vtuple(tf) >= (2, 18))
-    assert ("--repo_env=USE_PYWRAP_RULES=1" in build["bazel_flags"]) == (vtuple(tf) >= (2, 20))
+    assert ("--repo_env=USE_PYWRAP_RULES=True" in build["bazel_flags"]) == (vtuple(tf) >= (2, 20))
     if era == "hermetic_cuda":
         assert env["HERMETIC_CUDA_VERSION"] == "12.5.1"
         assert env["HERMETIC_CUDNN_VERSION"] == "9.3.0"

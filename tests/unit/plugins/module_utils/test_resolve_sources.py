@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 import pytest
-from ansible_collections.gpulab.dlstack.plugins.module_utils import _matrix
+from ansible_collections.gpulab.dlstack.plugins.module_utils import _matrix, _tfbuild
 from ansible_collections.gpulab.dlstack.plugins.module_utils._resolve import ResolveError, resolve_stack, wheel_code
 
 TF_BAZELRC = "tensorflow .bazelrc: compute_XY enables PTX embedding in addition to SASS; cuda_configure.bzl"
@@ -19,6 +19,10 @@ TRT_8 = "tensorflow#49150: TensorRT 8 needs TF >= 2.7 (source builds)"
 TRT_2_18 = "TF 2.18 release notes: TensorRT support is disabled in CUDA builds"
 TF_TESTED = "tensorflow/docs site/en/install/source.md (tested build configurations)"
 ARCH = "NVIDIA CUDA release notes: 11.1 adds sm_86 (tensorflow#45590), 13.0 drops sm_50-sm_72"
+CUDNN_81_FORUM = "NVIDIA developer forum: cuDNN 8.1 is one binary for every CUDA 11 minor (CUDART 11.2, static)"
+CUDNN_917 = "NVIDIA cuDNN 9.17.0 support matrix: for CUDA 13.x, CUDA 13.0-13.1, compute capability 7.5-12.0"
+RUNFILE_1232 = "NVIDIA runfile cuda_12.3.2_545.23.08_linux.run (12.3 Update 2 bundles driver 545.23.08)"
+PYWRAP_220 = "TF 2.20.0 .bazelrc: build --repo_env=USE_PYWRAP_RULES=True (Arch Linux PKGBUILD 2.20.0 removes it)"
 
 # id, request, expected stack fields (None when refused), needle of the one conflict (None when accepted), source
 CASES: List[Any] = [
@@ -140,6 +144,41 @@ CASES: List[Any] = [
         None,
         "CUDA 11.0 cannot target it",
         ARCH,
+    ),
+    (
+        "tf26-wheel-cudnn81-on-cuda110",
+        {"tensorflow": "2.6", "cuda": "11.0", "cudnn": "8.1.0", "gpus": ["8.0"], "build_from_source": True},
+        {"cudnn": "8.1.0", "cuda": "11.0"},
+        None,
+        CUDNN_81_FORUM,
+    ),
+    (
+        "tf212-wheel-cudnn86-cuda118",
+        {"tensorflow": "2.12", "cuda": "11.8", "cudnn": "8.6.0"},
+        {"cudnn": "8.6.0"},
+        None,
+        TF_TESTED + " (2.12: CUDA 11.8, cuDNN 8.6)",
+    ),
+    (
+        "cudnn86-on-cuda112-refused-no-matrix",
+        {"tensorflow": "2.9", "cuda": "11.2", "cudnn": "8.6.0", "build_from_source": True},
+        None,
+        "cuDNN 8.6.0 supports CUDA 11.8-11.8, not CUDA 11.2",
+        TF_TESTED + " (cuDNN 8.6 only seen with CUDA 11.8; its support matrix was not found)",
+    ),
+    (
+        "tf218-hermetic-cuda123-update-floor",
+        {"tensorflow": "2.18", "cuda": "12.3", "build_from_source": True},
+        {"cuda_full": "12.3.2", "driver_min": "545.23.08"},
+        None,
+        RUNFILE_1232,
+    ),
+    (
+        "tf216-local-cuda123-ga-floor",
+        {"tensorflow": "2.16", "build_from_source": True},
+        {"cuda_full": "12.3.2", "driver_min": "545.23.06"},
+        None,
+        TF_TESTED + " (2.16: CUDA 12.3); " + TABLE3 + " (12.3 GA >= 545.23.06)",
     ),
     (
         "a30-tf215-wheel",
@@ -272,3 +311,51 @@ def test_cudnn_whose_matrix_lists_no_blackwell_is_refused_for_it() -> None:
         "matrix); use cuDNN 9.8.0."
     ]
     assert resolve_stack(dict(request, gpus=["NVIDIA H100 80GB HBM3"]))["cudnn"] == "9.5.1"
+
+
+@pytest.mark.parametrize(
+    ("request_", "unverified"),
+    [
+        # A stack that rests only on sourced rows says nothing.
+        ({"tensorflow": "2.21", "gpus": ["9.0"]}, []),
+        ({"tensorflow": "2.17", "cpu_only": True}, []),
+        # cuDNN 8.1.0's CUDA range is sourced now (NVIDIA forum, TF tested configurations): nothing to say.
+        ({"tensorflow": "2.6", "gpus": ["8.0"]}, []),
+        # USE_PYWRAP_RULES is sourced for 2.20 (its .bazelrc sets it).
+        ({"tensorflow": "2.20", "gpus": ["9.0"], "build_from_source": True}, []),
+        # The TF-TRT ceiling is [U]: only a stack with TensorRT rests on it.
+        ({"tensorflow": "2.17", "gpus": ["9.0"], "want_tensorrt": True}, ["TensorFlow 2.17: TensorRT ceiling"]),
+        # USE_PYWRAP_RULES is [U]: only a source build rests on it.
+        ({"tensorflow": "2.21", "gpus": ["9.0"], "build_from_source": True}, ["TensorFlow 2.21: USE_PYWRAP_RULES"]),
+    ],
+)
+def test_a_stack_says_which_unverified_facts_it_rests_on(request_: Dict[str, Any], unverified: List[str]) -> None:
+    stack = resolve_stack(request_)
+    assert len(stack["unverified"]) == len(unverified)
+    for entry, start in zip(stack["unverified"], unverified):
+        assert entry.startswith(start) and "[U]" in entry
+    noted = [n for n in stack["notes"] if "no primary source confirmed" in n]
+    assert len(noted) == (1 if unverified else 0)
+
+
+def test_cuda13_fork_gets_cudnn_917_from_its_support_matrix() -> None:
+    """CUDNN_917: the CUDA 13.x build lists Turing to Blackwell (7.5-12.0); 9.13.0 had no matrix and is gone."""
+    fork = {"version": "2.21+cu13", "based_on": "2.21", "cuda": "13.0"}
+    stack = resolve_stack(
+        {"tensorflow": "2.21+cu13", "gpus": ["NVIDIA B200", "Tesla T4"], "overrides": {"tensorflow": [fork]}}
+    )
+    assert (stack["cuda"], stack["cudnn"]) == ("13.0", "9.17.0")
+    assert [r["version"] for r in _matrix.CUDNN if r["version"].startswith("9.13")] == []
+
+
+def test_tf_2_20_source_build_passes_the_bazelrc_pywrap_value() -> None:
+    """PYWRAP_220: the flag repeats the value of 2.20's own .bazelrc, True (not 1)."""
+    stack = resolve_stack({"tensorflow": "2.20", "gpus": ["9.0"], "build_from_source": True})
+    assert "--repo_env=USE_PYWRAP_RULES=True" in stack["build"]["bazel_flags"]
+
+
+@pytest.mark.parametrize(("tf", "bazel"), [("2.6", "3.7.2"), ("2.7", "3.7.2"), ("2.8", "4.2.1")])
+def test_bazel_of_2_6_to_2_8_is_exactly_the_tested_one(tf: str, bazel: str) -> None:
+    """TF_TESTED lists these Bazel versions; configure.py's ranges for r2.6-r2.8 were not read, so none is used."""
+    stack = resolve_stack({"tensorflow": tf, "build_from_source": True})
+    assert _tfbuild.bazel_range(stack) == (bazel, bazel)

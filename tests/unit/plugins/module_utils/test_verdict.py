@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict
+import copy
+from typing import Any, Dict, List
 
 import pytest
 from ansible_collections.gpulab.dlstack.plugins.module_utils import _verdict as v
@@ -228,28 +229,151 @@ def test_gh200_host_copies_are_judged_against_nvlink_c2c() -> None:
     assert judged["checks"]["h2d"]["fraction"] < 0.5
 
 
-def _one_check(spec_name: str, check: str, raw: Dict[str, Any]) -> Dict[str, Any]:
-    return v.judge_gpu({"index": 0, "checks": {check: raw}}, {"name": spec_name}, GPUS, TH)["checks"][check]
+def _one_check(spec_name: str, check: str, raw: Dict[str, Any], gpus: Any = None) -> Dict[str, Any]:
+    rows = GPUS if gpus is None else gpus
+    return v.judge_gpu({"index": 0, "checks": {check: raw}}, {"name": spec_name}, rows, TH)["checks"][check]
+
+
+def _marked(name: str, fields: List[str]) -> List[Dict[str, Any]]:
+    """The table with one row's fields marked unverified, as an override or a future [U] row would be."""
+    rows = copy.deepcopy(GPUS)
+    for row in rows:
+        if row["name"] == name:
+            row["unverified"] = list(fields)
+    return rows
+
+
+# Since the audit of issue 15 no table row carries [U]: the cap is exercised on rows marked here.
+U_GPUS = _marked("NVIDIA B200", ["fp32", "pcie_gen"])
+U_GPUS_BW = _marked("NVIDIA H100 NVL", ["mem_bw_gbs"])
+
+
+def test_no_gpu_row_of_the_table_rests_on_an_unverified_value() -> None:
+    assert [g["name"] for g in GPUS if g.get("unverified") or "[U]" in g["source"]] == []
 
 
 @pytest.mark.parametrize(
     ("spec_name", "check", "raw", "status", "flagged"),
     [
-        # B200's fp32 peak is [U]: a slow figure is a warning that says so, never a fail.
+        # B200's fp32 peak marked [U]: a slow figure is a warning that says so, never a fail.
         ("NVIDIA B200", "matmul_fp32", {"tflops": 10.0, "max_rel_err": 1e-6}, "warn", True),
         ("NVIDIA B200", "matmul_fp32", {"tflops": 70.0, "max_rel_err": 1e-6}, "pass", True),
-        # B200's bf16 peak is verified: a slow figure fails as before.
+        # B200's bf16 peak is not marked: a slow figure fails as before.
         ("NVIDIA B200", "matmul_bf16", {"tflops": 100.0, "max_rel_err": 1e-4}, "fail", False),
         # A numerical mismatch is not computed from the spec: it fails whatever the row says.
         ("NVIDIA B200", "matmul_fp32", {"tflops": 70.0, "max_rel_err": 0.5}, "fail", False),
-        ("NVIDIA H20", "memory_bw", {"gbs": 100.0, "bytes": 1, "copy_ok": True}, "warn", True),
+        ("NVIDIA H100 NVL", "memory_bw", {"gbs": 100.0, "bytes": 1, "copy_ok": True}, "warn", True),
         ("NVIDIA A30", "memory_bw", {"gbs": 100.0, "bytes": 1, "copy_ok": True}, "fail", False),
     ],
 )
 def test_unverified_spec_gives_at_most_warn(
     spec_name: str, check: str, raw: Dict[str, Any], status: str, flagged: bool
 ) -> None:
-    entry = _one_check(spec_name, check, raw)
+    entry = _one_check(spec_name, check, raw, U_GPUS_BW if check == "memory_bw" else U_GPUS)
     assert entry["status"] == status
     assert bool(entry.get("spec_unverified")) == flagged
     assert ("unverified [U]" in entry["reason"]) == flagged
+
+
+def test_a_user_peak_replaces_the_unverified_table_value() -> None:
+    """peaks: {B200 fp32} is the user's value: a slow fp32 figure fails again; other [U] fields stay capped."""
+    specs = v.merge_specs([{"name": "NVIDIA B200", "peak_tflops": {"fp32": 80.0}}], U_GPUS)
+    row = v.lookup_spec(specs, None, "NVIDIA B200")
+    assert row is not None and "fp32" not in row["unverified"] and "pcie_gen" in row["unverified"]
+    slow = {"tflops": 10.0, "max_rel_err": 1e-6}
+    judged = v.judge_gpu({"index": 0, "checks": {"matmul_fp32": slow}}, {"name": "NVIDIA B200"}, specs, TH)
+    assert judged["checks"]["matmul_fp32"]["status"] == "fail"
+    assert "spec_unverified" not in judged["checks"]["matmul_fp32"]
+    # The table itself is untouched: without the override the same figure is capped at warn.
+    assert _one_check("NVIDIA B200", "matmul_fp32", slow, U_GPUS)["status"] == "warn"
+    # An override that names unverified itself keeps what it says.
+    kept = v.merge_specs([{"name": "NVIDIA B200", "peak_tflops": {"fp32": 80.0}, "unverified": ["fp32"]}], GPUS)
+    assert v.lookup_spec(kept, None, "NVIDIA B200")["unverified"] == ["fp32"]
+
+
+def test_the_host_line_says_when_its_figure_rests_on_an_unverified_peak() -> None:
+    gpus = [
+        v.judge_gpu(
+            {"index": i, "checks": {"matmul_fp32": {"tflops": t, "max_rel_err": 1e-6}}},
+            {"name": "NVIDIA B200"},
+            U_GPUS,
+            TH,
+        )
+        for i, t in enumerate((10.0, 70.0))
+    ]
+    line = v.judge_host(gpus, TH)["matmul_fp32"]
+    assert line["status"] == "warn" and line["spec_unverified"] is True and "unverified [U]" in line["reason"]
+
+
+def test_a_gpu_in_mig_mode_is_not_judged_against_the_whole_gpu() -> None:
+    """One 1g.10gb slice of an A100 measures ~1/7 of the GPU: a warning that says why, never a fail."""
+    slow = {"tflops": 20.0, "max_rel_err": 1e-4}
+    facts = {"name": "NVIDIA A100-SXM4-80GB", "mig_mode": "enabled", "mig_devices": [{"profile": "1g.10gb"}] * 7}
+    judged = v.judge_gpu({"index": 0, "checks": {"matmul_bf16": slow}}, facts, GPUS, TH)["checks"]["matmul_bf16"]
+    assert judged["status"] == "warn" and judged["mig"] is True
+    assert "MIG mode is enabled on this GPU (7 MIG devices)" in judged["reason"]
+    whole = v.judge_gpu({"index": 0, "checks": {"matmul_bf16": slow}}, dict(facts, mig_mode="disabled"), GPUS, TH)
+    assert whole["checks"]["matmul_bf16"]["status"] == "fail"
+
+
+# Spec rows whose figures no primary source gave carry none: a speed check against them is a warning that
+# names the missing figure, never a fail (NVIDIA publishes no A10G, H20 or H100 96GB datasheet).
+@pytest.mark.parametrize(
+    ("spec_name", "check", "raw", "needle"),
+    [
+        ("NVIDIA H20", "memory_bw", {"gbs": 100.0, "bytes": 1, "copy_ok": True}, "no memory-bandwidth spec"),
+        ("NVIDIA A10G", "matmul_fp32", {"tflops": 1.0, "max_rel_err": 1e-6}, "has no fp32 peak"),
+        ("NVIDIA H100 96GB HBM3", "matmul_bf16", {"tflops": 1.0, "max_rel_err": 1e-4}, "has no bf16 peak"),
+        ("NVIDIA H200 NVL", "matmul_bf16", {"tflops": 1.0, "max_rel_err": 1e-4}, "has no bf16 peak"),
+        ("NVIDIA GeForce RTX 5090", "matmul_fp32", {"tflops": 1.0, "max_rel_err": 1e-6}, "has no fp32 peak"),
+    ],
+)
+def test_a_figure_left_out_of_the_table_is_not_judged(
+    spec_name: str, check: str, raw: Dict[str, Any], needle: str
+) -> None:
+    entry = _one_check(spec_name, check, raw)
+    assert entry["status"] == "warn" and needle in entry["reason"]
+    assert "peak" not in entry and not entry.get("spec_unverified")
+
+
+def test_b200_memory_bandwidth_is_judged_against_the_hgx_table_7_7_tbs() -> None:
+    """NVIDIA's HGX table: 7.7 TB/s per HGX B200 GPU; 7.0 TB/s measured is 91 % of it."""
+    entry = _one_check("NVIDIA B200", "memory_bw", {"gbs": 7000.0, "bytes": 1, "copy_ok": True})
+    assert entry["peak"] == 7700.0 and entry["fraction"] == pytest.approx(7000.0 / 7700.0)
+
+
+def conv(tflops: float, err: Any = 1e-4) -> Dict[str, Any]:
+    return {"tflops": tflops, "max_rel_err": err, "batch": 32, "channels": 256, "library": "cuDNN 90300"}
+
+
+@pytest.mark.parametrize(
+    ("check", "tflops", "err", "status", "words"),
+    [
+        # H100 SXM fp16 (dense) peak 989 TFLOP/s, fp32 67: conv_pass 0.35, conv_warn 0.25.
+        ("conv_fp16", 400.0, 2e-3, "pass", "40 % of spec (pass at 35 %)."),
+        ("conv_fp16", 300.0, 2e-3, "warn", "Only 30 % of spec"),
+        ("conv_fp16", 200.0, 2e-3, "fail", "Only 20 % of spec"),
+        ("conv_fp32", 30.0, 5e-4, "pass", "45 % of spec"),
+        # A cuDNN that computes wrong answers fails however fast it is; fp32 is held to 1e-3, not fp16's 1e-2.
+        ("conv_fp32", 60.0, 5e-3, "fail", "Numerical mismatch against the float64 reference"),
+        ("conv_fp16", 900.0, None, "fail", "NaN/Inf in the result"),
+    ],
+)
+def test_convolution_is_judged_against_the_peak_of_its_precision(
+    check: str, tflops: float, err: Any, status: str, words: str
+) -> None:
+    entry = v.judge_check(check, conv(tflops, err), h100(), None, TH)
+    assert entry["status"] == status, entry
+    assert words in entry["reason"], entry["reason"]
+    assert entry["unit"] == "TFLOP/s" and entry["library"] == "cuDNN 90300"
+    assert (entry["batch"], entry["channels"]) == (32, 256)
+    assert entry["tolerance"] == v.CONV_TOLERANCES[check.split("_")[1]]
+
+
+def test_convolution_error_or_skip_from_the_workload() -> None:
+    missing = v.judge_check(
+        "conv_fp16", {"error": "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED"}, h100(), None, TH
+    )
+    assert missing["status"] == "fail" and "CUDNN_STATUS_NOT_INITIALIZED" in missing["reason"]
+    cupy = v.judge_check("conv_fp32", {"skipped": "CuPy cannot reach cuDNN (cupy.cudnn: ...)"}, h100(), None, TH)
+    assert cupy["status"] == "skip"

@@ -33,6 +33,8 @@ BACKENDS = sorted(PYTHONS)
 ALL_CHECKS = list(_verdict.GPU_CHECKS)
 # The smallest matmul_size gpu_smoke accepts (256), kept small for the CPU.
 MATMUL_SIZE, MEMORY_MIB, COPY_MIB = 256, 8, 4
+# The smallest convolution gpu_smoke accepts is 1 image of 8 channels; 16 keeps fp16 on the CPU in seconds.
+CONV_BATCH, CONV_CHANNELS = 1, 16
 # The float64 check must see each precision's own rounding, not fp32's: a bf16 or fp16 run whose
 # error is down at fp32 level ran in the wrong dtype.
 LOWEST_ERROR = {"bf16": 2.0**-14, "fp16": 2.0**-18}
@@ -53,6 +55,8 @@ def gpu_config(backend: str, checks: List[str]) -> Dict[str, Any]:
         "matmul_size": MATMUL_SIZE,
         "memory_mib": MEMORY_MIB,
         "copy_mib": COPY_MIB,
+        "conv_batch": CONV_BATCH,
+        "conv_channels": CONV_CHANNELS,
     }
 
 
@@ -93,6 +97,16 @@ def check_measured(backend: str, checks: Dict[str, Dict[str, Any]]) -> None:
             continue
         assert raw["gbs"] > 0 and raw["bytes"] == COPY_MIB << 20 and raw["iterations"] >= 3
         assert raw["pinned"] is False, "the stand-in cannot pin host memory, and the result must say so"
+    for kind in _verdict.CONV_KINDS:
+        raw = checks[f"conv_{kind}"]
+        assert "skipped" not in raw, raw
+        assert (raw["batch"], raw["channels"]) == (CONV_BATCH, CONV_CHANNELS)
+        assert raw["iterations"] >= 3 and raw["tflops"] > 0
+        assert 0 <= raw["max_rel_err"] <= _verdict.CONV_TOLERANCES[kind], (kind, raw)
+        # On the CPU no cuDNN ran, and the figure must not say it did.
+        assert "not cuDNN" in raw["library"], raw
+    # The fp16 convolution's error shows fp16 rounding: it ran in fp16, checked against the float64 reference.
+    assert checks["conv_fp16"]["max_rel_err"] > LOWEST_ERROR["fp16"] > checks["conv_fp32"]["max_rel_err"]
     assert all(raw["seconds"] >= 0 for raw in checks.values())
 
 
@@ -137,6 +151,12 @@ def test_standin_verdict_is_never_a_gpu_pass(tmp_path: Path, backend: str) -> No
         assert entry["unit"] == "TFLOP/s" and entry["value"] > 0 and "fraction" not in entry
     memory = judged["checks"]["memory_bw"]
     assert memory["status"] == "warn" and memory["unit"] == "GB/s" and memory["value"] > 0
+    for kind in _verdict.CONV_KINDS:
+        entry = judged["checks"][f"conv_{kind}"]
+        assert entry["status"] == "warn" and "no spec entry for this GPU" in entry["reason"]
+        assert (
+            entry["unit"] == "TFLOP/s" and entry["value"] > 0 and entry["tolerance"] == _verdict.CONV_TOLERANCES[kind]
+        )
     for direction in ("h2d", "d2h"):
         entry = judged["checks"][direction]
         assert entry["status"] == "skip"
@@ -194,6 +214,8 @@ def test_gpu_smoke_module_on_standin(
         "matmul_size": MATMUL_SIZE,
         "memory_mib": MEMORY_MIB,
         "copy_mib": COPY_MIB,
+        "conv_batch": CONV_BATCH,
+        "conv_channels": CONV_CHANNELS,
         "required": True,
     }
     failed, result = run_module(gpu_smoke.main, args)

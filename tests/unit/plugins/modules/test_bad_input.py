@@ -707,7 +707,8 @@ STORE_CASES: List[Tuple[Dict[str, Any], str]] = [
     (
         {"results": {"gpu_smok": {"verdict": "pass"}}},
         (
-            "results has 'gpu_smok', which is none of gpu_info, gpu_smoke, xla_smoke, trt_smoke; pass each module's "
+            "results has 'gpu_smok', which is none of gpu_info, gpu_smoke, xla_smoke, trt_smoke, lib_doctor, "
+            "fabric_info, multigpu_smoke, dcgm_diag; pass each module's "
             "registered result unchanged, keyed by module name (gpu_info, gpu_smoke, ...)."
         ),
     ),

@@ -1,0 +1,95 @@
+# Copyright: gpulab.dlstack contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters spec_violations, python_spec, proxy_env and in_container: logic the roles share (docs in the .yml files)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Dict, List
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.gpulab.dlstack.plugins.module_utils._gpu_info import CONTAINER_MARKERS, CONTAINER_TYPES
+from packaging.specifiers import InvalidSpecifier, Specifier
+from packaging.version import InvalidVersion, Version
+
+# One clause of a pip version specifier; a bare version means ==.
+_CLAUSE = re.compile(r"^(~=|===|==|!=|<=|>=|<|>)?\s*([0-9][0-9A-Za-z.*+!]*)$")
+
+
+def spec_violations(version: Any, spec: Any) -> List[str]:
+    """The clauses of the pip specifier `spec` (comma-separated) that `version` does not satisfy, in order.
+
+    A clause that is not a version specifier counts as violated, so a typo fails the check instead of passing it.
+    """
+    text = str(version if version is not None else "").strip()
+    try:
+        parsed = Version(text)
+    except InvalidVersion as err:
+        raise AnsibleFilterError(f"spec_violations: {text!r} is not a version (PEP 440), e.g. 3.11 or 2.0.2") from err
+    bad: List[str] = []
+    for clause in (c.strip() for c in str(spec if spec is not None else "").split(",")):
+        if not clause:
+            continue
+        match = _CLAUSE.match(clause)
+        if match is None:
+            bad.append(clause)
+            continue
+        operator = match.group(1) or "=="
+        try:
+            specifier = Specifier(f"{operator}{match.group(2)}", prereleases=True)
+        except InvalidSpecifier:
+            bad.append(clause)
+            continue
+        if not specifier.contains(parsed):
+            bad.append(clause)
+    return bad
+
+
+def python_spec(raw: Any) -> str:
+    """A pip specifier from the stack's python key: "3.11" -> ==3.11, "3.10-3.13" -> >=3.10,<=3.13, a specifier
+    as it is, nothing -> ""."""
+    text = str(raw if raw is not None else "").strip()
+    if not text or text[0] in "<>=!~":
+        return text
+    if "-" in text:
+        low, high = (part.strip() for part in text.split("-", 1))
+        return f">={low},<={high}"
+    return f"=={text}"
+
+
+def proxy_env(http_proxy: Any = "", https_proxy: Any = "", no_proxy: Any = "") -> Dict[str, str]:
+    """The environment that sends HTTP(S) through the collection's proxy settings, in both spellings tools read;
+    unset settings are left out, so with no proxy it is empty."""
+    env: Dict[str, str] = {}
+    for name, value in (("http_proxy", http_proxy), ("https_proxy", https_proxy), ("no_proxy", no_proxy)):
+        text = str(value if value is not None else "").strip()
+        if text:
+            env[name] = text
+            env[name.upper()] = text
+    return env
+
+
+def in_container(facts: Any, marker_stats: Any = None) -> bool:
+    """Whether a host is a container: its facts say it is a container guest, or a marker file exists.
+
+    `marker_stats` is the registered result of a stat loop over query('gpulab.dlstack.container_markers'), or of
+    one find over those paths (its `files`).
+    """
+    if not isinstance(facts, dict):
+        raise AnsibleFilterError(f"in_container expects ansible_facts (a mapping); got {type(facts).__name__}.")
+    guest = facts.get("virtualization_role") == "guest" and facts.get("virtualization_type") in CONTAINER_TYPES
+    results = (marker_stats or {}).get("results", []) if isinstance(marker_stats, dict) else []
+    marked = any(isinstance(r, dict) and (r.get("stat") or {}).get("exists") for r in results)
+    found = (marker_stats or {}).get("files", []) if isinstance(marker_stats, dict) else []
+    marked = marked or any(isinstance(f, dict) and f.get("path") in CONTAINER_MARKERS for f in found)
+    return bool(guest or marked)
+
+
+class FilterModule:
+    def filters(self) -> Dict[str, Callable[..., Any]]:
+        return {
+            "spec_violations": spec_violations,
+            "python_spec": python_spec,
+            "proxy_env": proxy_env,
+            "in_container": in_container,
+        }

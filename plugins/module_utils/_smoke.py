@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import sys
 import time
 from typing import Any, Dict, List, Optional, Tuple
@@ -206,9 +207,19 @@ def start(module: Any, options: Tuple[str, ...], extra: Optional[List[str]] = No
         "backend": None,
         "versions": {},
         "python": python,
+        "user": _user(),
         "checks": {},
     }
     return python, result
+
+
+def _user() -> str:
+    """Name of the user this process runs as (the uid when it has no name)."""
+    uid = os.geteuid()
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
 
 
 def threshold_problems(merged: Dict[str, float], defaults: Dict[str, float]) -> List[str]:

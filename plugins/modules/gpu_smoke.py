@@ -210,6 +210,11 @@ python:
   returned: always
   type: str
   sample: /opt/dlstack/envs/default/bin/python
+user:
+  description: User the module and its workload ran as (the verify role runs them as an unprivileged user, not root).
+  returned: always
+  type: str
+  sample: dlstack-smoke
 checks:
   description:
     - Host view per check, gated on the slowest GPU; the figure is that GPU's, status the worst.

@@ -104,6 +104,11 @@ python:
   returned: always
   type: str
   sample: /opt/dlstack/envs/default/bin/python
+user:
+  description: User the module and its workload ran as (the verify role runs them as an unprivileged user, not root).
+  returned: always
+  type: str
+  sample: dlstack-smoke
 checks:
   description: One entry per precision.
   returned: always

@@ -109,6 +109,11 @@ python:
   returned: always
   type: str
   sample: /opt/dlstack/envs/default/bin/python
+user:
+  description: User the module and its workload ran as (the verify role runs them as an unprivileged user, not root).
+  returned: always
+  type: str
+  sample: dlstack-smoke
 device:
   description: Device the chain ran on (V(cpu) or V(gpu)).
   returned: when the workload ran

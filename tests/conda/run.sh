@@ -133,8 +133,14 @@ check "micromamba: binary fetched, verified and installed; environment created" 
 play mamba "${mamba[@]}"
 check "micromamba: second run changes nothing" '[ "$rc" = 0 ] && [ "$changed" = 0 ] && [ "$(grep -c "^create" "$p/conda/stub-calls.log")" = 1 ]'
 play mamba "${mamba[@]}" -e stub_numpy=2.0.2
-check "micromamba: changed spec re-creates the environment" \
-    '[ "$rc" = 0 ] && [ "$(grep -c "^create" "$p/conda/stub-calls.log")" = 2 ] && grep -q "numpy=2.0.2" "$p/envs/science/conda-meta/stub-spec.yml"'
+check "micromamba: changed spec re-creates the environment beside the old one and swaps it in" \
+    '[ "$rc" = 0 ] && [ "$(grep -c "^create" "$p/conda/stub-calls.log")" = 2 ] && grep -q "numpy=2.0.2" "$p/envs/science/conda-meta/stub-spec.yml" && [ -L "$p/envs/science" ] && grep -q "numpy=1.26.4" "$p/envs/science.dlstack-old/conda-meta/stub-spec.yml"'
+play mamba "${mamba[@]}" -e stub_numpy=2.0.2 -e stub_extra=stub-unsolvable=1
+check "micromamba: a failed re-create leaves the environment in use as it was" \
+    '[ "$rc" != 0 ] && grep -q "PackagesNotFoundError" "$work/last.log" && grep -q "numpy=2.0.2" "$p/envs/science/conda-meta/stub-spec.yml" && [ "$(ls -d "$p"/envs/science.dlstack-2* | wc -l)" = 1 ] && [ "$(readlink -f "$p/envs/science")" = "$(ls -d "$p"/envs/science.dlstack-2*)" ]'
+play mamba "${mamba[@]}" -e stub_state=absent
+check "micromamba: state absent removes the environment, its generation and the kept old one" \
+    '[ "$rc" = 0 ] && [ -z "$(ls -A "$p/envs")" ]'
 
 echo "conda: $passed passed, $failed failed"
 [ "$failed" = 0 ]

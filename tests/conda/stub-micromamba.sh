@@ -18,6 +18,7 @@ done
 [ -f "$spec" ] || { echo "stub micromamba: spec $spec not found" >&2; exit 1; }
 [ -z "${CONDARC:-}" ] || [ -f "$CONDARC" ] || { echo "stub micromamba: CONDARC $CONDARC missing" >&2; exit 1; }
 [ ! -e "$target/conda-meta" ] || { echo "stub micromamba: $target already exists" >&2; exit 1; }
+! grep -q stub-unsolvable "$spec" || { echo "PackagesNotFoundError: stub-unsolvable" >&2; exit 1; }
 mkdir -p "$target/conda-meta" "$target/bin"
 cp "$spec" "$target/conda-meta/stub-spec.yml"
 printf '==> create <==\n' >> "$target/conda-meta/history"

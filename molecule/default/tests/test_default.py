@@ -101,6 +101,17 @@ def test_xla_smoke_ran_for_real_on_cpu_with_tensorflow(host):
     assert record["verdict"] in {"pass", "warn"}
 
 
+def test_smoke_workloads_ran_as_the_unprivileged_smoke_user(host):
+    """Never root: each smoke module reports the user it ran as; that user has no login shell."""
+    modules = _verify_record(host)["modules"]
+    for name in ("gpu_smoke", "xla_smoke", "trt_smoke"):
+        assert modules[name]["user"] == "dlstack-smoke", (name, modules[name].get("user"))
+    user = host.user("dlstack-smoke")
+    assert user.exists and user.uid != 0
+    assert user.shell == "/usr/sbin/nologin"
+    assert "video" in user.groups, user.groups
+
+
 ENV = f"{PREFIX}/envs/default"
 
 

@@ -233,8 +233,8 @@ def test_exact_version_pin_keeps_the_revision_open() -> None:
 
 
 def test_unattended_upgrades_blacklist_names_driver_packages() -> None:
-    patterns = _yaml("nvidia_driver", "vars/main.yml")["__nvidia_driver_apt_name_patterns"]
-    text = _render("nvidia_driver", "51dlstack-nvidia.j2", __nvidia_driver_apt_name_patterns=patterns)
+    patterns = _yaml("nvidia_driver", "vars/main.yml")["__nvidia_driver_unattended_blacklist"]
+    text = _render("nvidia_driver", "51dlstack-nvidia.j2", __nvidia_driver_unattended_blacklist=patterns)
     assert text.count("Unattended-Upgrade::Package-Blacklist {") == 1
     entries = re.findall(r'^\s+"(\^[^"]+)";$', text, re.MULTILINE)
     assert entries == ["^" + p for p in patterns]
@@ -331,7 +331,7 @@ def test_container_toolkit_dnf_repo_matches_nvidia_layout() -> None:
     assert "[nvidia-container-toolkit]\n" in text
     assert "baseurl=https://nvidia.github.io/libnvidia-container/stable/rpm/$basearch\n" in text
     assert "repo_gpgcheck=1\n" in text
-    assert "gpgcheck=0\n" in text
+    assert "\ngpgcheck=1\n" in text  # packages checked too, not only the signed metadata (#14)
     assert "gpgkey=https://nvidia.github.io/libnvidia-container/gpgkey\n" in text
 
 

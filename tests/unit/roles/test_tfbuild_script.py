@@ -65,3 +65,15 @@ def test_a_hostile_name_that_bypassed_the_module_runs_nothing(plan: Dict[str, An
     run = subprocess.run(["bash", "-ec", script], cwd=tmp_path, capture_output=True, text=True, check=False)
     assert run.returncode != 0 and "not a valid identifier" in run.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_bare_bazel_name_leaves_path_alone(plan: Dict[str, Any]) -> None:
+    plan["bazel"]["argv"] = ["bazel", *plan["bazel"]["argv"][1:]]
+    script = render(plan)
+    assert "export PATH=''" not in script
+    assert not [line for line in script.splitlines() if line.startswith("export PATH=")]
+
+
+def test_a_bazel_path_puts_its_directory_first(plan: Dict[str, Any]) -> None:
+    plan["bazel"]["argv"] = ["/opt/dlstack/bazel/6.5.0/bin/bazel", *plan["bazel"]["argv"][1:]]
+    assert 'export PATH=/opt/dlstack/bazel/6.5.0/bin:"$PATH"' in render(plan).splitlines()

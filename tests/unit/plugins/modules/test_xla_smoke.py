@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import pwd
 import sys
 from typing import Callable, Tuple
 
@@ -87,3 +88,10 @@ def test_real_cpu_run(run_module: Runner, backend: str) -> None:
     assert result["device"] == "cpu"
     assert result["backend"] == backend and result["versions"][backend]
     assert result["checks"]["xla"]["speedup"] > 0
+
+
+def test_the_result_names_the_user_it_ran_as(run_module: Runner) -> None:
+    """The verify role runs the smoke modules as an unprivileged user; the result says which, for the record."""
+    failed, result = run_module(xla_smoke.main, {"backend": "jax", "device": "cpu"}, check_mode=True)
+    assert not failed
+    assert result["user"] == pwd.getpwuid(os.geteuid()).pw_name

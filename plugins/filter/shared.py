@@ -9,8 +9,14 @@ from typing import Any, Callable, Dict, List
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.gpulab.dlstack.plugins.module_utils._gpu_info import CONTAINER_MARKERS, CONTAINER_TYPES
-from packaging.specifiers import InvalidSpecifier, Specifier
-from packaging.version import InvalidVersion, Version
+
+try:
+    from packaging.specifiers import InvalidSpecifier, Specifier
+    from packaging.version import InvalidVersion, Version
+except ImportError:  # pragma: no cover
+    # ansible-core itself requires packaging; only ansible-test's isolated import check runs without it.
+    Specifier = Version = None  # type: ignore[assignment,misc]
+    InvalidSpecifier = InvalidVersion = ValueError  # type: ignore[assignment,misc]
 
 # One clause of a pip version specifier; a bare version means ==.
 _CLAUSE = re.compile(r"^(~=|===|==|!=|<=|>=|<|>)?\s*([0-9][0-9A-Za-z.*+!]*)$")

@@ -176,19 +176,19 @@ def main(argv: Sequence[str]) -> int:
     plans, error = plan(_subprocess, smi, layout)
     problems = [p["problem"] for p in plans if p["problem"]]
     if error or problems:
-        print("dlstack-mig: " + (error or " ".join(problems)), file=sys.stderr)
+        print("dlstack-mig: " + (error or " ".join(problems)), file=sys.stderr)  # pylint: disable=ansible-bad-function
         return 1
     error = apply(_subprocess, smi, plans)
     for item in plans:
-        print(
+        print(  # pylint: disable=ansible-bad-function
             f"dlstack-mig: GPU {item['index']} ({item['name']}): {item['wanted']}"
             + (f" - {item['pending']}" if item["pending"] else "")
         )
     if error:
-        print("dlstack-mig: " + error, file=sys.stderr)
+        print("dlstack-mig: " + error, file=sys.stderr)  # pylint: disable=ansible-bad-function
         return 1
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main(sys.argv))  # pylint: disable=ansible-bad-function

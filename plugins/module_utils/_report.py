@@ -15,18 +15,11 @@ import html
 import statistics
 from typing import Any, Dict, List, Optional, Tuple
 
+from ansible_collections.gpulab.dlstack.plugins.module_utils._validate import RECORD_MODULES
 from ansible_collections.gpulab.dlstack.plugins.module_utils._verdict import RANK, compare_figures, worst
 
-MODULES = (
-    "gpu_info",
-    "gpu_smoke",
-    "xla_smoke",
-    "trt_smoke",
-    "lib_doctor",
-    "fabric_info",
-    "multigpu_smoke",
-    "dcgm_diag",
-)
+# The modules a host record holds, in report order: the one list verify_store checks records against.
+MODULES = RECORD_MODULES
 CHART_CHECKS = ("matmul_fp32", "matmul_tf32", "matmul_bf16", "matmul_fp16", "memory_bw", "h2d", "d2h")
 COLOURS = {"pass": "#2e7d32", "warn": "#ef6c00", "fail": "#c62828", "skip": "#9e9e9e"}
 # Stack columns of the report: record key and heading.

@@ -235,9 +235,8 @@ def main() -> None:
     record = _report.host_record(params["host"], stamp, modules, previous, params["regression_pct"], recorded=recorded)
     text = json.dumps(record, indent=2, sort_keys=True, default=str) + "\n"
     kept = unchanged_copy(params["dir"], record, previous)
-    if kept:
+    if kept and previous is not None:
         # Nothing but the time differs from the stored record: keep it, write nothing, report no change.
-        assert previous is not None
         summary = _report.summary_lines(previous)
         module.exit_json(changed=False, record=previous, summary=summary, latest=latest, snapshot=kept)
     if not module.check_mode:

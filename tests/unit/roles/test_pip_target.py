@@ -100,7 +100,7 @@ def test_installs_once_then_changes_nothing(tmp_path: Path) -> None:
 
 def test_failure_names_pips_error_and_the_fix(tmp_path: Path) -> None:
     _wheel(tmp_path / "wheels")
-    _, output = _run(tmp_path, "dlstackprobe==9.9")
+    _changed, output = _run(tmp_path, "dlstackprobe==9.9")
     assert output.startswith("FAILED"), output[-3000:]
     message = " ".join(output.split())
     assert "Installing dlstackprobe==9.9 from the index configured for pip on the host failed:" in message, message

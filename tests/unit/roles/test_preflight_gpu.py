@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any, Dict
 
-import ansible_collections.gpulab.dlstack  # noqa: F401 (its path is the collections path below)
+import ansible_collections.gpulab.dlstack  # noqa: F401  # pylint: disable=unused-import  # its path is the collections path below
 import pytest
 import yaml
 from ansible_collections.gpulab.dlstack.tests.unit.plugins.module_utils.sysfs_stub import build, load, machines

@@ -40,7 +40,7 @@ def test_the_roles_hand_proxies_to_tools() -> None:
     assert len(_proxy_tasks()) > 30
 
 
-@pytest.mark.parametrize(("where", "task"), _proxy_tasks(), ids=[w for w, _ in _proxy_tasks()])
+@pytest.mark.parametrize(("where", "task"), _proxy_tasks(), ids=[w for w, _task in _proxy_tasks()])
 def test_every_task_with_a_proxy_hides_its_result_when_the_proxy_has_credentials(
     where: str, task: Dict[str, Any]
 ) -> None:

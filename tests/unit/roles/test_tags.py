@@ -79,7 +79,7 @@ def _named_role(tag: str, roles: set[str]) -> str:
 
 def test_every_tag_selects_a_task_of_what_it_names() -> None:
     tasks = _all_tasks()
-    roles = {role for role, _, _ in tasks if role}
+    roles = {role for role, _name, _tags in tasks if role}
     assert len(_declared_tags()) > 40
     empty = {}
     for tag in _declared_tags():
@@ -96,7 +96,7 @@ def test_every_tag_selects_a_task_of_what_it_names() -> None:
 
 def test_the_selection_model_matches_ansible_playbook() -> None:
     """`--tags preflight_gpu` lists exactly the tasks tagged preflight_gpu or always, as the first test assumes."""
-    listed = {(role, name) for role, name, _ in _tasks(_playbook("--list-tasks", "--tags", "preflight_gpu"))}
+    listed = {(role, name) for role, name, _tags in _tasks(_playbook("--list-tasks", "--tags", "preflight_gpu"))}
     expected = {(role, name) for role, name, tags in _all_tasks() if tags & {"preflight_gpu", "always"}}
     assert listed == expected
     assert any(role == "preflight" and "GPU" in name for role, name in listed)

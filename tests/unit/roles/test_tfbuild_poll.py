@@ -86,7 +86,7 @@ def test_a_build_that_outlasts_1000_looks_is_followed_to_its_end(tmp_path: Path)
 def test_a_build_past_its_timeout_fails_with_a_clear_message(tmp_path: Path) -> None:
     started = time.monotonic()
     proc = _playbook(tmp_path, timeout=4, interval=0.5)
-    output, _ = proc.communicate(timeout=300)
+    output, _err = proc.communicate(timeout=300)
     assert proc.returncode == 2, output[-3000:]
     assert "did not finish within tensorflow_build_timeout (4 s" in output, output[-3000:]
     assert "raise tensorflow_build_timeout" in output

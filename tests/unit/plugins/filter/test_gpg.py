@@ -39,7 +39,10 @@ def key(tmp_path_factory: pytest.TempPathFactory) -> tuple:
     home = tmp_path_factory.mktemp("gnupg")
     os.chmod(home, 0o700)
     env = {**os.environ, "GNUPGHOME": str(home)}
-    run = lambda *a: subprocess.run([GPG, "--batch", *a], env=env, capture_output=True, text=True, check=True)  # noqa: E731
+
+    def run(*a: str) -> subprocess.CompletedProcess:
+        return subprocess.run([GPG, "--batch", *a], env=env, capture_output=True, text=True, check=True)
+
     run("--passphrase", "", "--quick-gen-key", "dlstack test <test@example.invalid>", "ed25519", "sign", "1d")
     listing = run("--with-colons", "--list-keys").stdout
     fpr = next(line.split(":")[9] for line in listing.splitlines() if line.startswith("fpr:"))

@@ -45,7 +45,7 @@ def test_gpus_and_nvswitches_of_a_recorded_machine(name: str, tmp_path: Path) ->
     assert len(result["pci_nvswitches"]) == data["expect"]["nvswitches"]
     assert result["count"] == 0 and result["pci_nvidia_present"] is True
     drivers = {d["address"]: d.get("driver") for d in data["devices"]}
-    assert [g["kernel_driver"] for g in result["host_gpus"]] == [drivers[a] for a, _ in expected]
+    assert [g["kernel_driver"] for g in result["host_gpus"]] == [drivers[a] for a, _drv in expected]
     assert f"{len(expected)} NVIDIA GPU(s) on the PCI bus" in result["reason"]
     row = _matrix.find_gpu(pci_device_id=expected[0][1])
     assert (row or {}).get("compute_capability") == data["expect"]["compute_capability"]

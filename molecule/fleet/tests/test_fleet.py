@@ -119,9 +119,13 @@ def test_the_fault_table_has_a_row_per_fault(host: Any) -> None:
         "apt lock held by another process for 20 s after the drain",
         "container killed mid-batch, docker kill",
         "corrupted progress record",
+        "reboot that never returns, a systemd container that stops",
     ]
     assert rows[0]["stopped_before_next_batch"] is True and rows[0]["rerun_resumed"] is True
     assert rows[2]["stopped_before_next_batch"] is True and rows[2]["rerun_resumed"] is True
     # The killed task fails (rc 137) before the host is found unreachable: the reason names both.
     assert rows[2]["state_recorded"].startswith("controller: failed - ")
     assert "; then unreachable during upgrade" in rows[2]["state_recorded"]
+    # The reboot that never returned failed its host at the reboot stage, stopped the run and was resumed.
+    assert rows[4]["stopped_before_next_batch"] is True and rows[4]["rerun_resumed"] is True
+    assert rows[4]["state_recorded"].startswith("controller: failed at reboot - ")

@@ -11,20 +11,17 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from ansible_collections.gpulab.dlstack.tests.unit.playbook_run import AnsiblePlaybook
 
 ROOT = Path(__file__).resolve().parents[3]
 PLAYBOOK = ROOT / "tests" / "unit" / "fixtures" / "fleet_lost" / "playbook.yml"
 
 
-def _run(tmp_path: Path, how: str) -> tuple[int, str]:
-    ansible_playbook = Path(sys.executable).parent / "ansible-playbook"
-    if not ansible_playbook.exists():
-        pytest.skip(f"ansible-playbook is not next to {sys.executable}; run through `nox -s units`")
+def _run(ansible_playbook: AnsiblePlaybook, tmp_path: Path, how: str) -> tuple[int, str]:
     if os.geteuid() != 0:
         pytest.skip("the role writes its progress record owned by root; run as root (the nox units session does)")
     inventory = tmp_path / "hosts.ini"
@@ -34,37 +31,22 @@ def _run(tmp_path: Path, how: str) -> tuple[int, str]:
             f"fleet-{i} ansible_connection=local ansible_python_interpreter={sys.executable}\n" for i in (1, 2, 3)
         )
     )
-    env = {
-        **os.environ,
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-        "ANSIBLE_COLLECTIONS_PATH": str(ROOT / "collections"),
-        "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
-        "ANSIBLE_FORCE_COLOR": "0",
-        "ANSIBLE_NOCOLOR": "1",
-        "ANSIBLE_HOST_KEY_CHECKING": "0",
-    }
-    proc = subprocess.run(
-        [
-            str(ansible_playbook),
-            "-i",
-            str(inventory),
-            str(PLAYBOOK),
-            "-e",
-            f"lost_dir={tmp_path} lost_host=fleet-2 lost_how={how}",
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+    run = ansible_playbook.run(
+        PLAYBOOK,
+        "-e",
+        f"lost_dir={tmp_path} lost_host=fleet-2 lost_how={how}",
+        inventory=str(inventory),
+        local=False,
+        env={"ANSIBLE_HOST_KEY_CHECKING": "0"},
     )
-    return proc.returncode, proc.stdout + proc.stderr
+    return run.rc, run.output
 
 
 @pytest.mark.parametrize("how", ["failed", "unreachable"])
-def test_a_lost_host_stops_the_run_and_is_recorded_on_the_controller(tmp_path: Path, how: str) -> None:
-    rc, out = _run(tmp_path, how)
+def test_a_lost_host_stops_the_run_and_is_recorded_on_the_controller(
+    ansible_playbook: AnsiblePlaybook, tmp_path: Path, how: str
+) -> None:
+    rc, out = _run(ansible_playbook, tmp_path, how)
     assert rc in (2, 4), out[-3000:]
     assert "fleet-1: upgraded to stack-t-" in out, out[-3000:]
     assert "fleet-2: LOST (unreachable) upgrading to stack-t-" in out, out[-3000:]

@@ -3,14 +3,12 @@ cuDNN and CUDA come from the stack, the version given otherwise."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any, Dict, List
 
 import yaml
+from ansible_collections.gpulab.dlstack.tests.unit.playbook_run import AnsiblePlaybook
 
 ROOT = Path(__file__).resolve().parents[3]
 STACK = {"cudnn": "9.3.0", "cuda": "12.5", "cudnn_wheel": "9.3.0.75"}
@@ -28,7 +26,7 @@ EXPECTED = [
 ]
 
 
-def test_pip_requirement(tmp_path: Path) -> None:
+def test_pip_requirement(ansible_playbook: AnsiblePlaybook, tmp_path: Path) -> None:
     role = ROOT / "roles" / "cudnn"
     defaults = yaml.safe_load((role / "defaults" / "main.yml").read_text())
     plays = [
@@ -44,20 +42,6 @@ def test_pip_requirement(tmp_path: Path) -> None:
     ]
     playbook = tmp_path / "pin.yml"
     playbook.write_text(yaml.safe_dump(plays))
-    env = {
-        **os.environ,
-        "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
-        "ANSIBLE_COLLECTIONS_PATH": str(ROOT / "collections"),
-        "ANSIBLE_NOCOLOR": "1",
-        "ANSIBLE_PYTHON_INTERPRETER": sys.executable,
-    }
-    done = subprocess.run(
-        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local", str(playbook)],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
-    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    done = ansible_playbook.run(playbook)
+    assert done.rc == 0, done.output[-3000:]
     assert re.findall(r'"msg": "PIN=([^"]+)"', done.stdout) == EXPECTED

@@ -4,13 +4,11 @@ tensorflow role pins (dlstack_stack.constraints), rendered by ansible-playbook f
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import yaml
+from ansible_collections.gpulab.dlstack.tests.unit.playbook_run import AnsiblePlaybook
 
 ROOT = Path(__file__).resolve().parents[3]
 STACK = {
@@ -19,7 +17,7 @@ STACK = {
 }
 
 
-def test_fleet_requirements_carry_the_pins(tmp_path: Path) -> None:
+def test_fleet_requirements_carry_the_pins(ansible_playbook: AnsiblePlaybook, tmp_path: Path) -> None:
     role = ROOT / "roles" / "mirror"
     defaults = yaml.safe_load((role / "defaults" / "main.yml").read_text())
     play = {
@@ -35,22 +33,8 @@ def test_fleet_requirements_carry_the_pins(tmp_path: Path) -> None:
     }
     playbook = tmp_path / "mirror.yml"
     playbook.write_text(yaml.safe_dump([play]))
-    env = {
-        **os.environ,
-        "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
-        "ANSIBLE_COLLECTIONS_PATH": str(ROOT / "collections"),
-        "ANSIBLE_NOCOLOR": "1",
-        "ANSIBLE_PYTHON_INTERPRETER": sys.executable,
-    }
-    done = subprocess.run(
-        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local", str(playbook)],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
-    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    done = ansible_playbook.run(playbook)
+    assert done.rc == 0, done.output[-3000:]
     found = re.search(r'"msg": "REQS=(.*)"\n', done.stdout)
     assert found is not None, done.stdout[-3000:]
     assert json.loads(found.group(1).replace('\\"', '"')) == sorted(

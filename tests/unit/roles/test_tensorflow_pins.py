@@ -6,16 +6,15 @@ written or installed in check mode, an unchanged re-run, no pins on a CPU host, 
 from __future__ import annotations
 
 import json
-import os
 import re
 import stat
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
 import pytest
 import yaml
+from ansible_collections.gpulab.dlstack.tests.unit.playbook_run import AnsiblePlaybook
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -55,7 +54,7 @@ def _env(tmp_path: Path) -> Path:
     return bin_dir
 
 
-def _run(tmp_path: Path, role_vars: Dict[str, Any], *extra: str) -> Tuple[int, str]:
+def _run(ansible_playbook: AnsiblePlaybook, tmp_path: Path, role_vars: Dict[str, Any], *extra: str) -> Tuple[int, str]:
     playbook = tmp_path / "tf.yml"
     base = {
         "tensorflow_env_root": str(tmp_path / "envs"),
@@ -84,36 +83,10 @@ def _run(tmp_path: Path, role_vars: Dict[str, Any], *extra: str) -> Tuple[int, s
             ]
         )
     )
-    env = dict(os.environ)
-    env.update(
-        {
-            "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
-            "ANSIBLE_COLLECTIONS_PATH": str(ROOT / "collections"),
-            "ANSIBLE_CACHE_PLUGIN": "memory",
-            "ANSIBLE_NOCOLOR": "1",
-            "ANSIBLE_PYTHON_INTERPRETER": sys.executable,
-        }
-    )
-    done = subprocess.run(
-        [
-            str(Path(sys.executable).parent / "ansible-playbook"),
-            "-i",
-            "localhost,",
-            "-c",
-            "local",
-            str(playbook),
-            *extra,
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
-    output = done.stdout + done.stderr
-    assert done.returncode == 0, output[-3000:]
-    changed = re.search(r"localhost\s*:\s*ok=\d+\s+changed=(\d+)", output)
-    return (int(changed.group(1)) if changed else -1), output
+    done = ansible_playbook.run(playbook, *extra)
+    output = done.output
+    assert done.rc == 0, output[-3000:]
+    return done.changed(), output
 
 
 def _installs(bin_dir: Path) -> List[List[str]]:
@@ -122,9 +95,9 @@ def _installs(bin_dir: Path) -> List[List[str]]:
     return [c for c in calls if c[:1] == ["install"]]
 
 
-def test_pins_go_to_pip_as_constraints_and_names(tmp_path: Path) -> None:
+def test_pins_go_to_pip_as_constraints_and_names(ansible_playbook: AnsiblePlaybook, tmp_path: Path) -> None:
     bin_dir = _env(tmp_path)
-    changed, output = _run(tmp_path, {})
+    changed, output = _run(ansible_playbook, tmp_path, {})
     assert changed == 3, output[-3000:]  # folder, constraints file, pip
     constraints = tmp_path / "envs" / "default" / "share" / "dlstack" / "tf-constraints.txt"
     assert [line for line in constraints.read_text().splitlines() if not line.startswith("#")] == PINS
@@ -135,16 +108,16 @@ def test_pins_go_to_pip_as_constraints_and_names(tmp_path: Path) -> None:
     assert names == ["tensorflow[and-cuda]==2.21.*", "numpy>=1.26.0", *PINS]
 
 
-def test_rerun_changes_nothing(tmp_path: Path) -> None:
+def test_rerun_changes_nothing(ansible_playbook: AnsiblePlaybook, tmp_path: Path) -> None:
     _env(tmp_path)
-    _run(tmp_path, {})
-    changed, output = _run(tmp_path, {})
+    _run(ansible_playbook, tmp_path, {})
+    changed, output = _run(ansible_playbook, tmp_path, {})
     assert changed == 0, output[-3000:]
 
 
-def test_check_mode_writes_and_installs_nothing(tmp_path: Path) -> None:
+def test_check_mode_writes_and_installs_nothing(ansible_playbook: AnsiblePlaybook, tmp_path: Path) -> None:
     bin_dir = _env(tmp_path)
-    changed, output = _run(tmp_path, {}, "--check")
+    changed, output = _run(ansible_playbook, tmp_path, {}, "--check")
     assert changed >= 1, output[-3000:]
     assert not (tmp_path / "envs" / "default" / "share").exists()
     assert _installs(bin_dir) == []
@@ -160,21 +133,23 @@ def test_check_mode_writes_and_installs_nothing(tmp_path: Path) -> None:
     ],
     ids=["cpu-host", "switched-off", "other-version", "own-package"],
 )
-def test_no_stack_pins_outside_the_stacks_own_gpu_wheel(tmp_path: Path, role_vars: Dict[str, Any]) -> None:
+def test_no_stack_pins_outside_the_stacks_own_gpu_wheel(
+    ansible_playbook: AnsiblePlaybook, tmp_path: Path, role_vars: Dict[str, Any]
+) -> None:
     bin_dir = _env(tmp_path)
-    _run(tmp_path, role_vars)
+    _run(ansible_playbook, tmp_path, role_vars)
     (call,) = _installs(bin_dir)
     assert "-c" not in call and not any(a.startswith("nvidia-") for a in call), call
     assert not (tmp_path / "envs" / "default" / "share" / "dlstack" / "tf-constraints.txt").exists()
 
 
-def test_hash_checking_mode_installs_the_hashed_file(tmp_path: Path) -> None:
+def test_hash_checking_mode_installs_the_hashed_file(ansible_playbook: AnsiblePlaybook, tmp_path: Path) -> None:
     bin_dir = _env(tmp_path)
     hashes = {
         "tensorflow==2.21.0": ["sha256:" + "a" * 64],
         "numpy==2.2.6": ["sha256:" + "b" * 64, "sha256:" + "c" * 64],
     }
-    _run(tmp_path, {"tensorflow_pip_hashes": hashes})
+    _run(ansible_playbook, tmp_path, {"tensorflow_pip_hashes": hashes})
     state = tmp_path / "envs" / "default" / "share" / "dlstack"
     assert (state / "tf-requirements.txt").read_text().splitlines() == [
         f"numpy==2.2.6 --hash=sha256:{'b' * 64} --hash=sha256:{'c' * 64}",
@@ -187,7 +162,9 @@ def test_hash_checking_mode_installs_the_hashed_file(tmp_path: Path) -> None:
     assert call[call.index("-c") + 1] == str(state / "tf-constraints.txt")
 
 
-def test_drift_lists_the_pinned_wheels_held_at_another_version(tmp_path: Path) -> None:
+def test_drift_lists_the_pinned_wheels_held_at_another_version(
+    ansible_playbook: AnsiblePlaybook, tmp_path: Path
+) -> None:
     role = ROOT / "roles" / "tensorflow"
     defaults = yaml.safe_load((role / "defaults" / "main.yml").read_text())
     held = {"nvidia-cublas-cu12": "12.5.3.2", "nvidia-cudnn-cu12": "9.10.2.21"}
@@ -209,22 +186,8 @@ def test_drift_lists_the_pinned_wheels_held_at_another_version(tmp_path: Path) -
     }
     playbook = tmp_path / "drift.yml"
     playbook.write_text(yaml.safe_dump([play]))
-    env = {
-        **os.environ,
-        "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
-        "ANSIBLE_COLLECTIONS_PATH": str(ROOT / "collections"),
-        "ANSIBLE_NOCOLOR": "1",
-        "ANSIBLE_PYTHON_INTERPRETER": sys.executable,
-    }
-    done = subprocess.run(
-        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local", str(playbook)],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
-    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    done = ansible_playbook.run(playbook)
+    assert done.rc == 0, done.output[-3000:]
     found = re.search(r'"msg": "DRIFT=(.*)"\n', done.stdout)
     assert found is not None, done.stdout[-3000:]
     # protobuf is no and-cuda wheel (the probe does not read it back), so it is not judged here.

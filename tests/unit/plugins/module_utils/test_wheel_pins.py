@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List
+from typing import Any, Dict
 
 import pytest
 from ansible_collections.gpulab.dlstack.plugins.module_utils import _matrix
-from ansible_collections.gpulab.dlstack.plugins.module_utils._resolve import ResolveError, resolve_stack, vtuple
+from ansible_collections.gpulab.dlstack.plugins.module_utils._resolve import resolve_stack, vtuple
+from ansible_collections.gpulab.dlstack.tests.unit.plugins.module_utils.test_resolve import conflicts_of
 
 AND_CUDA_ROWS = [r for r in _matrix.TENSORFLOW if r.get("wheel_cuda") in ("pinned", "range")]
 CUDNN_WHEEL = re.compile(r"^nvidia-cudnn-cu(\d+)$")
@@ -29,12 +30,6 @@ TF_2_21_DEFAULT = [
     "nvidia-nccl-cu12==2.27.7",
     "nvidia-nvjitlink-cu12==12.5.82",
 ]
-
-
-def conflicts_of(request: Dict[str, Any]) -> List[str]:
-    with pytest.raises(ResolveError) as info:
-        resolve_stack(request)
-    return info.value.conflicts
 
 
 def _cuda_set(cuda: str) -> Dict[str, str]:

@@ -163,5 +163,14 @@ def test_a_package_named_false_is_held_and_blacklisted_alone() -> None:
 
 def test_the_hold_task_releases_what_updates_allow() -> None:
     tasks = yaml.safe_load((ROLES / "nvidia_container_toolkit" / "tasks" / "hold.yml").read_text())
-    selection = next(t for t in tasks if "ansible.builtin.dpkg_selections" in t)["ansible.builtin.dpkg_selections"]
-    assert "'install'" in selection["selection"] and "'hold'" in selection["selection"]
+    include = next(t for t in tasks if t.get("ansible.builtin.include_role", {}).get("tasks_from") == "holds")
+    result = _toolkit_vars({"libnvidia-container1": False, "nvidia-container-toolkit": True})
+    variables = {
+        "__nvidia_container_toolkit_held": result["held"],
+        "__nvidia_container_toolkit_packages": result["packages"],
+    }
+    templar = Templar(loader=DataLoader(), variables=variables)
+    hold = templar.template(trust_as_template(include["vars"]["common_holds_hold"]))
+    release = templar.template(trust_as_template(include["vars"]["common_holds_release"]))
+    assert hold == ["libnvidia-container1"]
+    assert sorted(release) == sorted(set(result["packages"]) - {"libnvidia-container1"})

@@ -373,6 +373,15 @@ def _playbook(session: nox.Session, hosts: list[str], playbook: str, *extra: str
     return elapsed, changed
 
 
+def _busy_s() -> float:
+    """CPU seconds the whole machine has spent busy since boot (/proc/stat): the test bed's hosts are containers on
+    the same cores as the controller, so a phase's busy share tells a CPU-bound phase from one that waits."""
+    with open("/proc/stat", encoding="ascii") as stat:
+        fields = [int(v) for v in stat.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
 def _load() -> float:
     """The machine's 1-minute load average: figures taken on shared cores are only comparable with it."""
     return round(os.getloadavg()[0], 2)
@@ -420,12 +429,16 @@ def bench(session: nox.Session) -> None:
         load["fleet_cold"] = _load()
         reruns: dict[str, float] = {}
         rerun_changed: dict[str, int] = {}
+        busy: dict[str, float] = {}
         for size in sizes:
+            before = _busy_s()
             reruns[str(size)], changed = _playbook(session, names[:size], "provision.yml", *no_verify, *forks)
+            busy[str(size)] = round((_busy_s() - before) / (reruns[str(size)] * (os.cpu_count() or 1)), 2)
             rerun_changed[str(size)] = sum(changed.values())
             load[f"fleet_rerun_{size}"] = _load()
         figures["fleet_rerun_s"] = reruns
         figures["fleet_rerun_changed"] = rerun_changed
+        figures["fleet_rerun_cpu_busy_fraction"] = busy
         figures["fleet_rerun_largest_over_one"] = round(reruns[str(sizes[-1])] / reruns[str(sizes[0])], 2)
     finally:
         for host in names:

@@ -121,8 +121,8 @@ def carries_credentials(proxy: Any) -> bool:
 def in_container(facts: Any, marker_stats: Any = None) -> bool:
     """Whether a host is a container: its facts say it is a container guest, or a marker file exists.
 
-    `marker_stats` is the registered result of a stat loop over query('gpulab.dlstack.container_markers'), or of
-    one find over those paths (its `files`).
+    `marker_stats` is the registered result of a stat loop over query('gpulab.dlstack.container_markers'), of one
+    find over those paths (its `files`), or of gpulab.dlstack.preflight_probe (its `container_markers`).
     """
     if not isinstance(facts, dict):
         raise AnsibleFilterError(f"in_container expects ansible_facts (a mapping); got {type(facts).__name__}.")
@@ -131,6 +131,8 @@ def in_container(facts: Any, marker_stats: Any = None) -> bool:
     marked = any(isinstance(r, dict) and (r.get("stat") or {}).get("exists") for r in results)
     found = (marker_stats or {}).get("files", []) if isinstance(marker_stats, dict) else []
     marked = marked or any(isinstance(f, dict) and f.get("path") in CONTAINER_MARKERS for f in found)
+    probed = (marker_stats or {}).get("container_markers", []) if isinstance(marker_stats, dict) else []
+    marked = marked or any(path in CONTAINER_MARKERS for path in probed)
     return bool(guest or marked)
 
 

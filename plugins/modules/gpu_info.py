@@ -221,21 +221,10 @@ host_gpus:
       source: pci
 """
 
-import traceback
-from typing import Any, List, Tuple
-
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-from ansible_collections.gpulab.dlstack.plugins.module_utils._gpu_info import gather
-from ansible_collections.gpulab.dlstack.plugins.module_utils._smoke import requirement, write_dest
-from ansible_collections.gpulab.dlstack.plugins.module_utils._verdict import REQUIREMENT_SPEC, gpu_info_verdict
-
-try:
-    import pynvml
-except ImportError:
-    pynvml = None
-    PYNVML_IMPORT_ERROR = traceback.format_exc()
-else:
-    PYNVML_IMPORT_ERROR = ""
+from ansible_collections.gpulab.dlstack.plugins.module_utils import _host_probe
+from ansible_collections.gpulab.dlstack.plugins.module_utils._smoke import write_dest
+from ansible_collections.gpulab.dlstack.plugins.module_utils._verdict import REQUIREMENT_SPEC
 
 
 def main() -> None:
@@ -250,21 +239,9 @@ def main() -> None:
         supports_check_mode=True,
     )
     source = module.params["source"]
-    if source == "nvml" and pynvml is None:
-        module.fail_json(msg=missing_required_lib("nvidia-ml-py"), exception=PYNVML_IMPORT_ERROR)
-    nvml = pynvml if source in ("auto", "nvml") else None
-    smi = module.get_bin_path(module.params["nvidia_smi"]) if source in ("auto", "nvidia-smi") else None
-
-    def run(cmd: List[str]) -> Tuple[int, str, str]:
-        rc, out, err = module.run_command(cmd, environ_update={"LC_ALL": "C"})
-        return rc, out, err
-
-    result: Any = gather(run, smi, nvml, module.params["sysfs_root"], timeout_bin=module.get_bin_path("timeout"))
-    result["gpu_requirement"] = requirement(module, result)
-    outcome = gpu_info_verdict(result, result["gpu_requirement"])
-    result["verdict"] = outcome["status"]
-    if outcome["status"] != "pass":
-        result["reason"] = outcome["reason"]
+    if source == "nvml" and _host_probe.pynvml is None:
+        module.fail_json(msg=missing_required_lib("nvidia-ml-py"), exception=_host_probe.PYNVML_IMPORT_ERROR)
+    result = _host_probe.gpu_facts(module, source, module.params["nvidia_smi"], module.params["sysfs_root"])
     changed = write_dest(module, module.params["dest"], result)
     module.exit_json(changed=changed, **result)
 

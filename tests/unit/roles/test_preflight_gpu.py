@@ -1,6 +1,6 @@
 """The preflight role's GPU detection, run by ansible-playbook on stub PCI trees and a stub nvidia-smi.
 
-preflight reads GPUs through gpulab.dlstack.gpu_info (the same parser and failure classes as verify);
+preflight reads GPUs through gpulab.dlstack.preflight_probe (gpu_info's parser and failure classes, as verify);
 each case is one local host of a single run: the recorded machines of fixtures/sysfs without a driver,
 the fake-PCI stand-in's tree (tests/standins/fake_gpu_pci.yml), a host with no GPU, a driver that lists
 eight A100s, and one with a lost GPU.
@@ -28,6 +28,10 @@ PLAYBOOK = """
     __preflight_findings: []
     __preflight_notes: []
   tasks:
+    - name: Probe the host as preflight does
+      ansible.builtin.include_role:
+        name: gpulab.dlstack.preflight
+        tasks_from: probe
     - name: Detect GPUs as preflight does
       ansible.builtin.include_role:
         name: gpulab.dlstack.preflight

@@ -1,4 +1,4 @@
-"""Unit tests of the gpulab.dlstack.resolve_stack filter."""
+"""Unit tests of the gpulab.dlstack.resolve_stack and stack_resolution filters."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from typing import Any, Dict
 import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
-from ansible_collections.gpulab.dlstack.plugins.filter.stack import FilterModule, resolve_stack_filter
+from ansible_collections.gpulab.dlstack.plugins.filter.stack import FilterModule, resolve_stack_filter, stack_resolution_filter
+from ansible_collections.gpulab.dlstack.plugins.modules import stack_resolve
 
 DOCS = Path(__file__).resolve().parents[4] / "plugins" / "filter" / "resolve_stack.yml"
 
@@ -67,3 +68,35 @@ def test_filter_docs_file_is_complete() -> None:
     assert "_input" in docs["DOCUMENTATION"]["options"]
     assert "resolve_stack" in docs["EXAMPLES"]
     assert docs["RETURN"]["_value"]["type"] == "dict"
+
+
+# stack_resolution: what preflight resolves every host's stack with, in the task's own process. It must give what
+# the stack_resolve module gives, for a possible and an impossible request alike.
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        {"tensorflow": "2.21", "os": "debian12", "cpu_only": True, "gpus": [], "cuda": None, "overrides": {}},
+        {"tensorflow": "2.17", "gpus": ["9.0"], "python": "3.11", "want_xla": True},
+        {"tensorflow": "2.18", "want_tensorrt": True},
+        {"tensorflow": "2.6", "cuda": "11.0", "gpus": ["8.6"]},
+        {"tensorflow": "2.17", "cuda": "v12"},
+    ],
+)
+def test_stack_resolution_is_the_modules_result(run_module: Any, request_: Dict[str, Any]) -> None:
+    failed, module = run_module(stack_resolve.main, {k: v for k, v in request_.items() if v is not None})
+    result = stack_resolution_filter(request_)
+    assert bool(result.get("failed")) is failed
+    if failed:
+        assert result["conflicts"] == module["conflicts"] and result["msg"] == module["msg"]
+    else:
+        assert result["stack"] == module["stack"]
+
+
+def test_stack_resolution_is_registered_and_documented() -> None:
+    assert FilterModule().filters()["stack_resolution"] is stack_resolution_filter
+    docs = yaml.safe_load((DOCS.parent / "stack_resolution.yml").read_text())
+    assert docs["DOCUMENTATION"]["name"] == "stack_resolution"
+    with pytest.raises(AnsibleFilterError, match="stack_resolution expects a mapping"):
+        stack_resolution_filter(["2.17"])

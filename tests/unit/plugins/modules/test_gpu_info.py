@@ -8,7 +8,7 @@ from typing import Any, Callable, Dict, List, Tuple
 
 import pytest
 from ansible.module_utils import basic
-from ansible_collections.gpulab.dlstack.plugins.module_utils import _gpu_info
+from ansible_collections.gpulab.dlstack.plugins.module_utils import _gpu_info, _host_probe
 from ansible_collections.gpulab.dlstack.plugins.modules import gpu_info
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "nvidia-smi"
@@ -29,7 +29,7 @@ def host(monkeypatch: pytest.MonkeyPatch) -> List[List[str]]:
             return 0, "| NVIDIA-SMI 535.183.01   Driver Version: 535.183.01   CUDA Version: 12.2 |", ""
         return 0, csv, ""
 
-    monkeypatch.setattr(gpu_info, "pynvml", None)
+    monkeypatch.setattr(_host_probe, "pynvml", None)
     monkeypatch.setattr(_gpu_info, "scan_sysfs", lambda root="": [])
     monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, *a, **k: "/usr/bin/" + name)
     monkeypatch.setattr(basic.AnsibleModule, "run_command", run_command)
@@ -60,7 +60,7 @@ def test_reads_every_gpu(run_module: Runner, host: List[List[str]]) -> None:
 def test_no_driver_succeeds_with_reason(
     run_module: Runner, monkeypatch: pytest.MonkeyPatch, args: Dict[str, Any], verdict: str
 ) -> None:
-    monkeypatch.setattr(gpu_info, "pynvml", None)
+    monkeypatch.setattr(_host_probe, "pynvml", None)
     monkeypatch.setattr(_gpu_info, "scan_sysfs", lambda root="": [])
     monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, *a, **k: "/usr/bin/nvidia-smi")
     monkeypatch.setattr(
@@ -82,7 +82,7 @@ def test_gpus_listed_is_a_pass(run_module: Runner, host: List[List[str]]) -> Non
 
 
 def test_nvml_source_needs_the_library(run_module: Runner, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(gpu_info, "pynvml", None)
+    monkeypatch.setattr(_host_probe, "pynvml", None)
     failed, result = run_module(gpu_info.main, {"source": "nvml"})
     assert failed and "nvidia-ml-py" in result["msg"]
 

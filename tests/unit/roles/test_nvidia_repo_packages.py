@@ -76,4 +76,6 @@ def test_check_mode_passes_over_a_package_the_repository_does_not_carry_yet(
     run = _run(ansible_playbook, tmp_path, "--check")
     assert run.rc == 0, run.output[-3000:]
     assert "Hold at their pinned versions the packages of Probe 9.3" in run.output
-    assert run.changed() == 0, run.output[-3000:]
+    # The hold the run would set is reported (apt-mark --simulate), and nothing is held.
+    assert run.changed() == 1, run.output[-3000:]
+    assert PACKAGE not in subprocess.run(["apt-mark", "showhold"], capture_output=True, text=True, check=True).stdout

@@ -114,9 +114,10 @@ def main() -> None:
         supports_check_mode=True,
     )
     params = module.params
+    gpu = _host_probe.gpu_facts(module, "auto", params["nvidia_smi"], params["sysfs_root"]) if params["gpu"] else {}
     result = {
         "changed": False,
-        "gpu": _host_probe.gpu_facts(module, "auto", params["nvidia_smi"], params["sysfs_root"]) if params["gpu"] else {},
+        "gpu": gpu,
         "container_markers": _host_probe.container_markers(),
         "reboot_pending": bool(params["reboot_marker"]) and os.path.lexists(params["reboot_marker"]),
         "recorded": {},

@@ -78,9 +78,7 @@ def _dpkg(tmp_path: Path) -> Iterator[Dpkg]:
     yield Dpkg(admindir, apt_config)
 
 
-def _run(
-    ansible_playbook: AnsiblePlaybook, tmp_path: Path, dpkg: Dpkg, *args: str, **holds: Any
-) -> PlaybookRun:
+def _run(ansible_playbook: AnsiblePlaybook, tmp_path: Path, dpkg: Dpkg, *args: str, **holds: Any) -> PlaybookRun:
     playbook = tmp_path / "holds.yml"
     playbook.write_text(
         yaml.safe_dump(

@@ -8,7 +8,11 @@ from typing import Any, Dict
 import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
-from ansible_collections.gpulab.dlstack.plugins.filter.stack import FilterModule, resolve_stack_filter, stack_resolution_filter
+from ansible_collections.gpulab.dlstack.plugins.filter.stack import (
+    FilterModule,
+    resolve_stack_filter,
+    stack_resolution_filter,
+)
 from ansible_collections.gpulab.dlstack.plugins.modules import stack_resolve
 
 DOCS = Path(__file__).resolve().parents[4] / "plugins" / "filter" / "resolve_stack.yml"

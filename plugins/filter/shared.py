@@ -127,13 +127,11 @@ def in_container(facts: Any, marker_stats: Any = None) -> bool:
     if not isinstance(facts, dict):
         raise AnsibleFilterError(f"in_container expects ansible_facts (a mapping); got {type(facts).__name__}.")
     guest = facts.get("virtualization_role") == "guest" and facts.get("virtualization_type") in CONTAINER_TYPES
-    results = (marker_stats or {}).get("results", []) if isinstance(marker_stats, dict) else []
-    marked = any(isinstance(r, dict) and (r.get("stat") or {}).get("exists") for r in results)
-    found = (marker_stats or {}).get("files", []) if isinstance(marker_stats, dict) else []
-    marked = marked or any(isinstance(f, dict) and f.get("path") in CONTAINER_MARKERS for f in found)
-    probed = (marker_stats or {}).get("container_markers", []) if isinstance(marker_stats, dict) else []
-    marked = marked or any(path in CONTAINER_MARKERS for path in probed)
-    return bool(guest or marked)
+    stats = marker_stats if isinstance(marker_stats, dict) else {}
+    stat_hit = any(isinstance(r, dict) and (r.get("stat") or {}).get("exists") for r in stats.get("results", []))
+    found = [f.get("path") for f in stats.get("files", []) if isinstance(f, dict)]
+    found += list(stats.get("container_markers", []))
+    return bool(guest or stat_hit or any(path in CONTAINER_MARKERS for path in found))
 
 
 def os_vars_files(facts: Any, folder: Any = "") -> List[str]:

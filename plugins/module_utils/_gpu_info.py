@@ -541,8 +541,13 @@ def empty_result(reason: str, source: str = "none") -> Dict[str, Any]:
     }
 
 
+def container_markers(markers: Tuple[str, ...] = CONTAINER_MARKERS, root: str = "/") -> List[str]:
+    """The container marker files (/.dockerenv, /run/.containerenv) present on the host (under root)."""
+    return [path for path in markers if os.path.exists(os.path.join(root, path.lstrip("/")))]
+
+
 def in_container(markers: Tuple[str, ...] = CONTAINER_MARKERS) -> bool:
-    return any(os.path.exists(path) for path in markers)
+    return bool(container_markers(markers))
 
 
 def explain_missing(result: Dict[str, Any], container: bool, device_node: bool) -> str:

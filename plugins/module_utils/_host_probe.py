@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """What gpu_info and preflight_probe read from a host (modules ``gpulab.dlstack.gpu_info`` and
 ``gpulab.dlstack.preflight_probe``): the GPU facts with their verdict, and the host checks preflight makes before
-anything is installed (container markers, the recorded stack, free space, a pending reboot), so that preflight needs
+anything is installed (the recorded stack, free space; container markers come from _gpu_info), so that preflight needs
 one call on the host instead of one per check."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import os
 import traceback
 from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.gpulab.dlstack.plugins.module_utils._gpu_info import CONTAINER_MARKERS, gather
+from ansible_collections.gpulab.dlstack.plugins.module_utils._gpu_info import gather
 from ansible_collections.gpulab.dlstack.plugins.module_utils._smoke import requirement
 from ansible_collections.gpulab.dlstack.plugins.module_utils._verdict import gpu_info_verdict
 
@@ -42,11 +42,6 @@ def gpu_facts(module: Any, source: str, nvidia_smi: str, sysfs_root: str) -> Dic
     if outcome["status"] != "pass":
         result["reason"] = outcome["reason"]
     return result
-
-
-def container_markers(root: str = "/") -> List[str]:
-    """The container marker files (/.dockerenv, /run/.containerenv) present on the host."""
-    return [path for path in CONTAINER_MARKERS if os.path.lexists(os.path.join(root, path.lstrip("/")))]
 
 
 def read_record(path: str) -> Tuple[Dict[str, Any], Optional[str]]:

@@ -97,6 +97,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpulab.dlstack.plugins.module_utils import _host_probe
+from ansible_collections.gpulab.dlstack.plugins.module_utils._gpu_info import container_markers
 from ansible_collections.gpulab.dlstack.plugins.module_utils._verdict import REQUIREMENT_SPEC
 
 
@@ -118,7 +119,7 @@ def main() -> None:
     result = {
         "changed": False,
         "gpu": gpu,
-        "container_markers": _host_probe.container_markers(),
+        "container_markers": container_markers(),
         "reboot_pending": bool(params["reboot_marker"]) and os.path.lexists(params["reboot_marker"]),
         "recorded": {},
     }

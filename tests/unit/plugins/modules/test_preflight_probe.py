@@ -10,7 +10,7 @@ from typing import Any, Callable, Dict, Tuple
 
 import pytest
 from ansible.module_utils import basic
-from ansible_collections.gpulab.dlstack.plugins.module_utils import _host_probe
+from ansible_collections.gpulab.dlstack.plugins.module_utils import _gpu_info, _host_probe
 from ansible_collections.gpulab.dlstack.plugins.modules import preflight_probe
 from ansible_collections.gpulab.dlstack.tests.unit.plugins.module_utils.sysfs_stub import build, load
 
@@ -88,5 +88,5 @@ def test_gpu_false_reads_no_gpu(run_module: Runner, tmp_path: Path) -> None:
 
 def test_container_markers_are_those_present(tmp_path: Path) -> None:
     (tmp_path / ".dockerenv").touch()
-    assert _host_probe.container_markers(str(tmp_path)) == ["/.dockerenv"]
-    assert _host_probe.container_markers(str(tmp_path / "nothing")) == []
+    assert _gpu_info.container_markers(root=str(tmp_path)) == ["/.dockerenv"]
+    assert _gpu_info.container_markers(root=str(tmp_path / "nothing")) == []
